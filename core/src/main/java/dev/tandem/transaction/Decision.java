@@ -1,0 +1,56 @@
+package dev.tandem.transaction;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The commit decision of one cross-cluster transaction, as written to the {@link DecisionLog}
+ * before any participant commits (the "DECIDED" record of DESIGN.md §2).
+ * <p>
+ * Immutable and thread-safe.
+ *
+ * @param transactionId Tandem's id of the cross-cluster transaction (unique, never reused)
+ * @param owner the app instance that owns the transaction and recovers it after a crash
+ *     ({@code <id-prefix>.<instance-id>})
+ * @param decidedAtMs wall-clock time of the decision, epoch milliseconds
+ * @param participants every enlisted cluster's Kafka transaction; never empty
+ * @since 0.1.0
+ */
+public record Decision(String transactionId, String owner, long decidedAtMs,
+		List<ParticipantRecord> participants) {
+
+	public Decision {
+		Objects.requireNonNull(transactionId, "transactionId");
+		Objects.requireNonNull(owner, "owner");
+		participants = List.copyOf(participants);
+		if (participants.isEmpty()) {
+			throw new IllegalArgumentException("A decision needs at least one participant");
+		}
+	}
+
+	/**
+	 * One participant's Kafka transaction as captured at prepare time: enough to resume and
+	 * commit it in a fresh producer, and to check its outcome through its marker record.
+	 *
+	 * @param cluster the cluster's name in Tandem's configuration
+	 * @param transactionalId the participant producer's {@code transactional.id}
+	 * @param producerId the producer id the broker assigned to that transactional id
+	 * @param producerEpoch the producer epoch of the open transaction (0 to 32767)
+	 * @param markerTopic the control topic the marker record was written to
+	 * @param markerPartition the marker record's partition
+	 * @param markerOffset the marker record's offset; a {@code read_committed} fetch at this
+	 *     offset tells whether the participant committed
+	 * @since 0.1.0
+	 */
+	public record ParticipantRecord(String cluster, String transactionalId, long producerId,
+			short producerEpoch, String markerTopic, int markerPartition, long markerOffset) {
+
+		public ParticipantRecord {
+			Objects.requireNonNull(cluster, "cluster");
+			Objects.requireNonNull(transactionalId, "transactionalId");
+			Objects.requireNonNull(markerTopic, "markerTopic");
+		}
+
+	}
+
+}
