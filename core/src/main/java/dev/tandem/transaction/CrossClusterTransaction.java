@@ -1,0 +1,421 @@
+package dev.tandem.transaction;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.Serializer;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.tandem.transaction.Decision.ParticipantRecord;
+import dev.tandem.transaction.internals.ProducerInternals;
+import dev.tandem.transaction.internals.ProducerInternals.ProducerIdentity;
+
+/**
+ * One cross-cluster transaction: records sent to any configured cluster and consumer offsets
+ * committed on the consumer's own cluster become visible all together, or not at all
+ * (two-phase commit with presumed abort, DESIGN.md §2).
+ * <p>
+ * Obtain one from {@link CrossClusterTransactionManager#begin()}; end it with exactly one of
+ * {@link #commit()} or {@link #abort()}. {@code send} may be called from several threads;
+ * {@code commit} and {@code abort} from one thread, after every {@code send} call returned.
+ *
+ * @since 0.1.0
+ */
+public final class CrossClusterTransaction implements AutoCloseable {
+
+	private static final Logger logger = LoggerFactory.getLogger(CrossClusterTransaction.class);
+
+	private final CrossClusterTransactionManager manager;
+
+	private final ParticipantSlot slot;
+
+	private final String transactionId;
+
+	private final Map<String, Participant> enlisted = new LinkedHashMap<>();
+
+	private volatile TransactionState state = TransactionState.ACTIVE;
+
+	private boolean slotReleased;
+
+	CrossClusterTransaction(CrossClusterTransactionManager manager, ParticipantSlot slot, String transactionId) {
+		this.manager = manager;
+		this.slot = slot;
+		this.transactionId = transactionId;
+	}
+
+	/**
+	 * Returns this transaction's id, unique across instances and restarts.
+	 * @return the transaction id
+	 */
+	public String transactionId() {
+		return this.transactionId;
+	}
+
+	/**
+	 * Returns the current state.
+	 * @return the state
+	 */
+	public TransactionState state() {
+		return this.state;
+	}
+
+	/**
+	 * Sends a record to a cluster within this transaction. The record becomes visible to
+	 * {@code read_committed} readers only once the transaction commits.
+	 * @param cluster the cluster's configured name
+	 * @param record the record, already serialized
+	 * @return the send's future; it completes when the broker acknowledged the record
+	 * @throws IllegalArgumentException if the cluster is unknown
+	 * @throws IllegalStateException if the transaction is no longer active
+	 */
+	public Future<RecordMetadata> send(String cluster, ProducerRecord<byte[], byte[]> record) {
+		synchronized (this) {
+			checkActive();
+			return participant(cluster).send(record);
+		}
+	}
+
+	/**
+	 * Serializes and sends a record to a cluster within this transaction.
+	 * @param <K> key type
+	 * @param <V> value type
+	 * @param cluster the cluster's configured name
+	 * @param record the record
+	 * @param keySerializer serializer of the key
+	 * @param valueSerializer serializer of the value
+	 * @return the send's future
+	 * @throws IllegalArgumentException if the cluster is unknown
+	 * @throws IllegalStateException if the transaction is no longer active
+	 */
+	public <K, V> Future<RecordMetadata> send(String cluster, ProducerRecord<K, V> record,
+			Serializer<K> keySerializer, Serializer<V> valueSerializer) {
+		byte[] key = keySerializer.serialize(record.topic(), record.headers(), record.key());
+		byte[] value = valueSerializer.serialize(record.topic(), record.headers(), record.value());
+		return send(cluster, new ProducerRecord<>(record.topic(), record.partition(), record.timestamp(), key, value,
+				record.headers()));
+	}
+
+	/**
+	 * Commits a consumer's offsets within this transaction, on the cluster the consumer reads
+	 * from (so they can never land in another cluster's {@code __consumer_offsets}).
+	 * @param consumer a consumer created by or registered with the manager
+	 * @param offsets the next offsets to consume, per partition
+	 * @throws IllegalArgumentException if the consumer is not registered with a cluster
+	 * @throws IllegalStateException if the transaction is no longer active
+	 */
+	public void sendOffsets(Consumer<?, ?> consumer, Map<TopicPartition, OffsetAndMetadata> offsets) {
+		String cluster = this.manager.clusterOf(consumer);
+		synchronized (this) {
+			checkActive();
+			participant(cluster).sendOffsets(offsets, consumer.groupMetadata());
+		}
+	}
+
+	/**
+	 * Returns the names of the clusters this transaction has touched so far.
+	 * @return cluster names, in order of first use
+	 */
+	public synchronized List<String> enlistedClusters() {
+		return List.copyOf(this.enlisted.keySet());
+	}
+
+	private Participant participant(String cluster) {
+		Participant participant = this.enlisted.get(cluster);
+		if (participant == null) {
+			participant = this.slot.participant(cluster);
+			this.manager.ensureOpen(participant);
+			this.enlisted.put(cluster, participant);
+		}
+		return participant;
+	}
+
+	private void checkActive() {
+		if (this.state != TransactionState.ACTIVE) {
+			throw new IllegalStateException("Transaction " + this.transactionId + " is " + this.state
+					+ ", not ACTIVE");
+		}
+	}
+
+	private void transitionTo(TransactionState next) {
+		if (!this.state.canTransitionTo(next)) {
+			throw new IllegalStateException("Transaction " + this.transactionId + ": illegal transition "
+					+ this.state + " -> " + next);
+		}
+		this.state = next;
+	}
+
+	/**
+	 * Commits on every enlisted cluster. With one cluster this is a plain Kafka commit; with
+	 * more, every participant is flushed and checked (prepare), the decision is written to the
+	 * decision log, and every participant commits in parallel.
+	 * @throws TransactionAbortedException if the transaction aborted before the decision;
+	 *     nothing is visible anywhere
+	 * @throws InDoubtTransactionException if the decision is durable but some participant could
+	 *     not commit yet; recovery will commit it
+	 * @throws HeuristicOutcomeException if a broker aborted a decided participant
+	 * @throws IllegalStateException if the transaction is not active
+	 */
+	public void commit() {
+		long start = System.nanoTime();
+		synchronized (this) {
+			transitionTo(TransactionState.PREPARING);
+		}
+		CrossClusterTransactionManager m = this.manager;
+		m.hook().reached(this.transactionId, ProtocolStep.BEFORE_PREPARE);
+		List<Participant> working = new ArrayList<>();
+		List<Participant> empty = new ArrayList<>();
+		for (Participant participant : this.enlisted.values()) {
+			(participant.hasWork() ? working : empty).add(participant);
+		}
+		for (Participant participant : empty) {
+			participant.abort(m.commitTimeout());
+		}
+		if (working.size() <= 1) {
+			commitOnePhase(working, start);
+			return;
+		}
+		List<ParticipantRecord> records = prepare(working);
+		this.state = TransactionState.PREPARED;
+		crashPoint(ProtocolStep.AFTER_PREPARE);
+		Decision decision = new Decision(this.transactionId, m.owner(), System.currentTimeMillis(), records);
+		decide(decision, working);
+		this.state = TransactionState.DECIDED;
+		crashPoint(ProtocolStep.AFTER_DECISION);
+		commitDecided(decision, working, start);
+	}
+
+	private void crashPoint(ProtocolStep step) {
+		this.manager.hook().reached(this.transactionId, step);
+	}
+
+	private void commitOnePhase(List<Participant> working, long start) {
+		if (!working.isEmpty()) {
+			Participant participant = working.get(0);
+			try {
+				participant.flush();
+				awaitSends(participant);
+				crashPoint(ProtocolStep.AFTER_PREPARE);
+				commitWithRetry(participant);
+			}
+			catch (ProtocolHook.SimulatedCrashException ex) {
+				throw ex;
+			}
+			catch (RuntimeException ex) {
+				throw abortAll(working, ex);
+			}
+		}
+		this.state = TransactionState.COMMITTED;
+		crashPoint(ProtocolStep.AFTER_COMMIT);
+		releaseSlot();
+		this.manager.listener().onCommitted(this.transactionId, working.size(), Duration.ofNanos(System.nanoTime() - start));
+	}
+
+	private void commitWithRetry(Participant participant) {
+		try {
+			participant.commit(this.manager.commitTimeout());
+		}
+		catch (org.apache.kafka.common.errors.TimeoutException ex) {
+			// The commit may be under way on the broker: retrying is allowed and completes it.
+			logger.warn("Commit of {} on cluster '{}' timed out; retrying once", participant.transactionalId,
+					participant.cluster);
+			participant.commit(this.manager.commitTimeout());
+		}
+	}
+
+	private List<ParticipantRecord> prepare(List<Participant> working) {
+		try {
+			Map<Participant, Future<RecordMetadata>> markers = new LinkedHashMap<>();
+			byte[] key = this.transactionId.getBytes(StandardCharsets.UTF_8);
+			byte[] value = this.manager.owner().getBytes(StandardCharsets.UTF_8);
+			for (Participant participant : working) {
+				markers.put(participant, participant.send(new ProducerRecord<>(this.manager.markerTopic(), key, value)));
+			}
+			for (Participant participant : working) {
+				participant.flush();
+			}
+			List<ParticipantRecord> records = new ArrayList<>();
+			for (Participant participant : working) {
+				awaitSends(participant);
+				RecordMetadata marker = markers.get(participant).get();
+				ProducerIdentity identity = ProducerInternals.identity(participant.producer());
+				records.add(new ParticipantRecord(participant.cluster, participant.transactionalId,
+						identity.producerId(), identity.producerEpoch(), marker.topic(), marker.partition(),
+						marker.offset()));
+			}
+			return records;
+		}
+		catch (ProtocolHook.SimulatedCrashException ex) {
+			throw ex;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw abortAll(working, ex);
+		}
+		catch (RuntimeException | ExecutionException ex) {
+			throw abortAll(working, ex);
+		}
+	}
+
+	private void awaitSends(Participant participant) {
+		for (Future<RecordMetadata> send : participant.sends()) {
+			try {
+				send.get(this.manager.commitTimeout().toMillis(), TimeUnit.MILLISECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new TandemException("Interrupted while waiting for sends", ex);
+			}
+			catch (ExecutionException ex) {
+				throw new TandemException("A send to cluster '" + participant.cluster + "' failed: "
+						+ ex.getCause(), ex.getCause());
+			}
+			catch (TimeoutException ex) {
+				throw new TandemException("A send to cluster '" + participant.cluster
+						+ "' was not acknowledged in time", ex);
+			}
+		}
+	}
+
+	private void decide(Decision decision, List<Participant> working) {
+		CrossClusterTransactionManager m = this.manager;
+		try {
+			m.decisionLog().decide(decision, m.decisionTimeout());
+			return;
+		}
+		catch (ProtocolHook.SimulatedCrashException ex) {
+			throw ex;
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Decision write for transaction {} failed or timed out; resolving its outcome", this.transactionId, ex);
+		}
+		// Outcome unknown: a late write could still land, so record an abort and read what won.
+		DecisionState resolved = m.resolveUnknownDecision(decision);
+		if (resolved == DecisionState.DECIDED || resolved == DecisionState.COMPLETED) {
+			return;
+		}
+		throw abortAll(working, new DecisionLogException("Decision for " + this.transactionId + " not recorded"));
+	}
+
+	private void commitDecided(Decision decision, List<Participant> working, long start) {
+		CrossClusterTransactionManager m = this.manager;
+		List<CompletableFuture<@Nullable Throwable>> commits = new ArrayList<>();
+		for (Participant participant : working) {
+			commits.add(CompletableFuture.supplyAsync(() -> commitParticipant(participant), m.executor()));
+		}
+		CompletableFuture.anyOf(commits.toArray(CompletableFuture[]::new)).join();
+		crashPoint(ProtocolStep.MID_COMMIT);
+		Map<Participant, Throwable> failures = new LinkedHashMap<>();
+		for (int i = 0; i < working.size(); i++) {
+			Throwable failure = commits.get(i).join();
+			if (failure != null) {
+				failures.put(working.get(i), failure);
+			}
+		}
+		if (failures.isEmpty()) {
+			this.state = TransactionState.COMMITTED;
+			crashPoint(ProtocolStep.AFTER_COMMIT);
+			m.complete(this.transactionId);
+			releaseSlot();
+			m.listener().onCommitted(this.transactionId, working.size(), Duration.ofNanos(System.nanoTime() - start));
+			return;
+		}
+		// Some participant did not commit. Never abort now: the decision says commit.
+		Throwable first = failures.values().iterator().next();
+		logger.warn("Transaction {} is decided but {} could not commit yet; leaving it to recovery",
+				this.transactionId, failures.keySet().stream().map((p) -> p.cluster).toList(), first);
+		this.state = TransactionState.IN_DOUBT;
+		this.slotReleased = true;
+		HeuristicOutcomeException heuristic = m.recoverInDoubt(decision, this.slot);
+		if (heuristic != null) {
+			this.state = TransactionState.HEURISTIC_MIXED;
+			throw heuristic;
+		}
+		m.listener().onInDoubt(this.transactionId, first);
+		throw new InDoubtTransactionException(this.transactionId, "Transaction " + this.transactionId
+				+ " is decided but could not commit on " + failures.keySet().stream().map((p) -> p.cluster).toList()
+				+ " yet; Tandem's recovery will commit it", first);
+	}
+
+	private @Nullable Throwable commitParticipant(Participant participant) {
+		try {
+			commitWithRetry(participant);
+			return null;
+		}
+		catch (RuntimeException ex) {
+			return ex;
+		}
+	}
+
+	private TransactionAbortedException abortAll(List<Participant> participants, Throwable cause) {
+		synchronized (this) {
+			if (this.state != TransactionState.ABORTING) {
+				this.state = TransactionState.ABORTING;
+			}
+		}
+		for (Participant participant : participants) {
+			try {
+				participant.abort(this.manager.commitTimeout());
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Abort of {} on cluster '{}' failed; abandoning its producer (the broker aborts the transaction when a new producer initializes it)",
+						participant.transactionalId, participant.cluster, ex);
+				participant.abandon();
+			}
+		}
+		this.state = TransactionState.ABORTED;
+		releaseSlot();
+		this.manager.listener().onAborted(this.transactionId, cause);
+		return new TransactionAbortedException("Transaction " + this.transactionId + " aborted on every cluster: "
+				+ cause.getMessage(), cause);
+	}
+
+	/**
+	 * Aborts on every enlisted cluster; nothing sent in this transaction becomes visible.
+	 * Idempotent after an abort.
+	 * @throws IllegalStateException if the transaction is already committing or committed
+	 */
+	public void abort() {
+		synchronized (this) {
+			if (this.state == TransactionState.ABORTED) {
+				return;
+			}
+			transitionTo(TransactionState.ABORTING);
+		}
+		abortAll(new ArrayList<>(this.enlisted.values()), new TandemException("aborted by the application"));
+	}
+
+	/**
+	 * Aborts the transaction if it is still active; does nothing otherwise. For
+	 * try-with-resources.
+	 */
+	@Override
+	public void close() {
+		if (this.state == TransactionState.ACTIVE) {
+			abort();
+		}
+	}
+
+	private void releaseSlot() {
+		if (!this.slotReleased) {
+			this.slotReleased = true;
+			this.manager.release(this.slot);
+		}
+	}
+
+}
