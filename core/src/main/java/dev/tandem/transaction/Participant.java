@@ -69,6 +69,9 @@ final class Participant {
 	}
 
 	void sendOffsets(Map<TopicPartition, OffsetAndMetadata> offsets, ConsumerGroupMetadata groupMetadata) {
+		if (offsets.isEmpty()) {
+			return;
+		}
 		beginIfNeeded();
 		producer().sendOffsetsToTransaction(offsets, groupMetadata);
 		this.offsetCommits++;

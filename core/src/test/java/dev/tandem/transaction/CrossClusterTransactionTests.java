@@ -1,0 +1,341 @@
+package dev.tandem.transaction;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+import dev.tandem.test.EmbeddedKafkaClusters;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The two-phase commit across two real 3-broker KRaft clusters in one JVM.
+ */
+class CrossClusterTransactionTests {
+
+	private static final StringSerializer STRING = new StringSerializer();
+
+	private static EmbeddedKafkaClusters kafka;
+
+	private final InMemoryDecisionLog decisionLog = new InMemoryDecisionLog();
+
+	private final List<CrossClusterTransactionManager> managers = new ArrayList<>();
+
+	private String topic = "";
+
+	@BeforeAll
+	static void startClusters() {
+		kafka = EmbeddedKafkaClusters.builder().cluster("east", 3).cluster("west", 3).build().start();
+	}
+
+	@AfterAll
+	static void stopClusters() {
+		if (kafka != null) {
+			kafka.close();
+		}
+	}
+
+	@org.junit.jupiter.api.BeforeEach
+	void createTopics(TestInfo info) {
+		this.topic = "t-" + info.getTestMethod().orElseThrow().getName();
+		kafka.cluster("east").createTopic(this.topic, 3, (short) 3);
+		kafka.cluster("west").createTopic(this.topic, 3, (short) 3);
+	}
+
+	@AfterEach
+	void closeManagers() {
+		this.managers.forEach(CrossClusterTransactionManager::close);
+	}
+
+	private CrossClusterTransactionManager manager(ProtocolHook hook) {
+		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
+			.cluster("east", clientConfig("east"))
+			.cluster("west", clientConfig("west"))
+			.idPrefix("tests")
+			.instanceId(this.topic)
+			.decisionLog(this.decisionLog)
+			.commitTimeout(Duration.ofSeconds(10))
+			.protocolHook(hook)
+			.build();
+		manager.start();
+		this.managers.add(manager);
+		return manager;
+	}
+
+	private static Map<String, Object> clientConfig(String cluster) {
+		Map<String, Object> config = new HashMap<>();
+		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.cluster(cluster).bootstrapServers());
+		config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 2000);
+		config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 4000);
+		return config;
+	}
+
+	private void sendBoth(CrossClusterTransaction txn, int perCluster) {
+		for (int i = 0; i < perCluster; i++) {
+			txn.send("east", new ProducerRecord<>(this.topic, "k" + i, "east-" + i), STRING, STRING);
+			txn.send("west", new ProducerRecord<>(this.topic, "k" + i, "west-" + i), STRING, STRING);
+		}
+	}
+
+	private List<String> committed(String cluster) {
+		return ReadCommitted.values(kafka.cluster(cluster).bootstrapServers(), this.topic);
+	}
+
+	@Test
+	void commitIsVisibleOnBothClustersExactlyOnce() {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		CrossClusterTransaction txn = manager.begin();
+		sendBoth(txn, 10);
+		txn.commit();
+		assertThat(txn.state()).isEqualTo(TransactionState.COMMITTED);
+		assertThat(committed("east")).hasSize(10).doesNotHaveDuplicates().allMatch((v) -> v.startsWith("east-"));
+		assertThat(committed("west")).hasSize(10).doesNotHaveDuplicates().allMatch((v) -> v.startsWith("west-"));
+		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.COMPLETED);
+	}
+
+	@Test
+	void oneClusterTransactionCommitsWithoutADecision() {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		CrossClusterTransaction txn = manager.begin();
+		txn.send("west", new ProducerRecord<>(this.topic, "k", "only-west"), STRING, STRING);
+		txn.commit();
+		assertThat(committed("west")).containsExactly("only-west");
+		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.UNKNOWN);
+	}
+
+	@Test
+	void failingSendAbortsEveryClusterAndLeavesNothingVisible() {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		CrossClusterTransaction txn = manager.begin();
+		for (int i = 0; i < 5; i++) {
+			txn.send("east", new ProducerRecord<>(this.topic, "k", "east-" + i), STRING, STRING);
+		}
+		// Larger than max.request.size (1 MiB): the broker never sees it, the send fails.
+		txn.send("west", new ProducerRecord<>(this.topic, new byte[0], new byte[2 * 1024 * 1024]));
+		assertThatExceptionOfType(TransactionAbortedException.class).isThrownBy(txn::commit);
+		assertThat(txn.state()).isEqualTo(TransactionState.ABORTED);
+		assertThat(committed("east")).isEmpty();
+		assertThat(committed("west")).isEmpty();
+		// The slot is usable again and the aborted records never resurface.
+		CrossClusterTransaction next = manager.begin();
+		sendBoth(next, 2);
+		next.commit();
+		assertThat(committed("east")).containsExactlyInAnyOrder("east-0", "east-1");
+		assertThat(committed("west")).containsExactlyInAnyOrder("west-0", "west-1");
+	}
+
+	@Test
+	void clusterThatCannotReachMinIsrAbortsEverythingAndNothingIsVisible() throws Exception {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		List<Integer> brokers = kafka.cluster("west").brokerIds();
+		kafka.cluster("west").stopBroker(brokers.get(1));
+		kafka.cluster("west").stopBroker(brokers.get(2));
+		try {
+			CrossClusterTransaction txn = manager.begin();
+			sendBoth(txn, 5);
+			assertThatExceptionOfType(TransactionAbortedException.class).isThrownBy(txn::commit);
+		}
+		finally {
+			kafka.cluster("west").restartBroker(brokers.get(1));
+			kafka.cluster("west").restartBroker(brokers.get(2));
+		}
+		assertThat(committed("east")).isEmpty();
+		assertThat(committed("west")).isEmpty();
+	}
+
+	@Test
+	void crashAfterTheDecisionIsCommittedByRecovery() {
+		CrossClusterTransactionManager crashing = manager(crashAt(ProtocolStep.AFTER_DECISION));
+		CrossClusterTransaction txn = crashing.begin();
+		sendBoth(txn, 10);
+		assertThatExceptionOfType(ProtocolHook.SimulatedCrashException.class).isThrownBy(txn::commit);
+		crashing.abandon();
+		assertThat(this.decisionLog.inDoubt(crashing.owner(), Duration.ofSeconds(1))).hasSize(1);
+
+		manager(ProtocolHook.NONE);
+		assertThat(committed("east")).hasSize(10).doesNotHaveDuplicates();
+		assertThat(committed("west")).hasSize(10).doesNotHaveDuplicates();
+		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.COMPLETED);
+	}
+
+	@Test
+	void crashMidCommitCommitsTheRestOnRecoveryExactlyOnce() {
+		CrossClusterTransactionManager crashing = manager(crashAt(ProtocolStep.MID_COMMIT));
+		CrossClusterTransaction txn = crashing.begin();
+		sendBoth(txn, 10);
+		assertThatExceptionOfType(ProtocolHook.SimulatedCrashException.class).isThrownBy(txn::commit);
+		crashing.abandon();
+
+		manager(ProtocolHook.NONE);
+		assertThat(committed("east")).hasSize(10).doesNotHaveDuplicates();
+		assertThat(committed("west")).hasSize(10).doesNotHaveDuplicates();
+	}
+
+	@Test
+	void crashBeforeTheDecisionIsAbortedOnRestart() {
+		CrossClusterTransactionManager crashing = manager(crashAt(ProtocolStep.AFTER_PREPARE));
+		CrossClusterTransaction txn = crashing.begin();
+		sendBoth(txn, 10);
+		assertThatExceptionOfType(ProtocolHook.SimulatedCrashException.class).isThrownBy(txn::commit);
+		crashing.abandon();
+
+		CrossClusterTransactionManager restarted = manager(ProtocolHook.NONE);
+		// initTransactions() aborted the prepared-but-undecided transactions: readers move on.
+		CrossClusterTransaction next = restarted.begin();
+		next.send("east", new ProducerRecord<>(this.topic, "k", "after"), STRING, STRING);
+		next.send("west", new ProducerRecord<>(this.topic, "k", "after"), STRING, STRING);
+		next.commit();
+		assertThat(committed("east")).containsExactly("after");
+		assertThat(committed("west")).containsExactly("after");
+		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.UNKNOWN);
+	}
+
+	@Test
+	void participantWithoutRecordsNeitherFailsTheCommitNorLeavesATransactionOpen() {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		KafkaConsumer<String, String> westConsumer = manager.createConsumer("west",
+				Map.of(ConsumerConfig.GROUP_ID_CONFIG, "g-" + this.topic), new StringDeserializer(), new StringDeserializer());
+		try {
+			CrossClusterTransaction txn = manager.begin();
+			txn.send("east", new ProducerRecord<>(this.topic, "k", "east-only"), STRING, STRING);
+			txn.sendOffsets(westConsumer, Map.of());
+			assertThat(txn.enlistedClusters()).containsExactly("east", "west");
+			txn.commit();
+			assertThat(committed("east")).containsExactly("east-only");
+			// No transaction was left open on west: its last stable offset moves with a new commit.
+			CrossClusterTransaction next = manager.begin();
+			next.send("west", new ProducerRecord<>(this.topic, "k", "west-next"), STRING, STRING);
+			next.commit();
+			assertThat(committed("west")).containsExactly("west-next");
+			// An empty transaction commits too.
+			CrossClusterTransaction nothing = manager.begin();
+			nothing.commit();
+			assertThat(nothing.state()).isEqualTo(TransactionState.COMMITTED);
+		}
+		finally {
+			westConsumer.close();
+		}
+	}
+
+	@Test
+	void recordsSentAsynchronouslyJustBeforeCommitAreAllCommitted() {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		CrossClusterTransaction txn = manager.begin();
+		List<Future<RecordMetadata>> sends = new ArrayList<>();
+		sends.add(txn.send("west", new ProducerRecord<>(this.topic, "k", "first"), STRING, STRING));
+		for (int i = 0; i < 9; i++) {
+			sends.add(txn.send(i % 2 == 0 ? "east" : "west", new ProducerRecord<>(this.topic, "k", "more-" + i), STRING, STRING));
+		}
+		txn.commit();
+		assertThat(sends).allMatch(Future::isDone);
+		assertThat(committed("east").size() + committed("west").size()).isEqualTo(10);
+	}
+
+	@Test
+	void abortLeavesNothingVisibleOnEitherCluster() {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		try (CrossClusterTransaction txn = manager.begin()) {
+			sendBoth(txn, 10);
+			throwingWork();
+		}
+		catch (IllegalStateException expected) {
+			// the try-with-resources close() aborted the transaction
+		}
+		assertThat(committed("east")).isEmpty();
+		assertThat(committed("west")).isEmpty();
+	}
+
+	private static void throwingWork() {
+		throw new IllegalStateException("business failure");
+	}
+
+	@Test
+	void offsetsAreCommittedOnTheConsumersOwnCluster() throws Exception {
+		try (KafkaProducer<String, String> producer = new KafkaProducer<>(
+				Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.cluster("east").bootstrapServers()), STRING, STRING)) {
+			for (int i = 0; i < 10; i++) {
+				producer.send(new ProducerRecord<>(this.topic, 0, "k", "in-" + i)).get();
+			}
+		}
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		String group = "g-" + this.topic;
+		KafkaConsumer<String, String> consumer = manager.createConsumer("east",
+				Map.of(ConsumerConfig.GROUP_ID_CONFIG, group, ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"),
+				new StringDeserializer(), new StringDeserializer());
+		try {
+			TopicPartition partition = new TopicPartition(this.topic, 0);
+			consumer.assign(List.of(partition));
+			List<ConsumerRecord<String, String>> records = new ArrayList<>();
+			await().atMost(Duration.ofSeconds(20)).until(() -> {
+				consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+				return records.size() >= 10;
+			});
+			CrossClusterTransaction txn = manager.begin();
+			for (ConsumerRecord<String, String> record : records) {
+				txn.send("west", new ProducerRecord<>(this.topic, record.key(), record.value().replace("in", "out")),
+						STRING, STRING);
+			}
+			txn.sendOffsets(consumer, Map.of(partition, new OffsetAndMetadata(records.get(9).offset() + 1)));
+			txn.commit();
+			assertThat(committed("west")).hasSize(10);
+			try (Admin east = Admin.create(Map.of("bootstrap.servers", kafka.cluster("east").bootstrapServers()));
+					Admin west = Admin.create(Map.of("bootstrap.servers", kafka.cluster("west").bootstrapServers()))) {
+				Map<TopicPartition, OffsetAndMetadata> eastOffsets = east.listConsumerGroupOffsets(group)
+					.partitionsToOffsetAndMetadata().get();
+				assertThat(eastOffsets.get(partition).offset()).isEqualTo(10);
+				assertThat(west.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get()).isEmpty();
+			}
+		}
+		finally {
+			consumer.close();
+		}
+	}
+
+	@Test
+	void offsetsOfAnUnregisteredConsumerAreRefused() {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		try (KafkaConsumer<String, String> foreign = new KafkaConsumer<>(
+				Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.cluster("west").bootstrapServers(),
+						ConsumerConfig.GROUP_ID_CONFIG, "foreign"),
+				new StringDeserializer(), new StringDeserializer());
+				CrossClusterTransaction txn = manager.begin()) {
+			assertThatExceptionOfType(IllegalArgumentException.class)
+				.isThrownBy(() -> txn.sendOffsets(foreign, Map.of(new TopicPartition(this.topic, 0), new OffsetAndMetadata(1))))
+				.withMessageContaining("not registered");
+		}
+	}
+
+	private static ProtocolHook crashAt(ProtocolStep crashStep) {
+		AtomicInteger crashes = new AtomicInteger();
+		return (transactionId, step) -> {
+			if (step == crashStep && crashes.getAndIncrement() == 0) {
+				throw new ProtocolHook.SimulatedCrashException(step);
+			}
+		};
+	}
+
+}
