@@ -315,11 +315,20 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	private void commitDecided(Decision decision, List<Participant> working, long start) {
 		CrossClusterTransactionManager m = this.manager;
 		List<CompletableFuture<@Nullable Throwable>> commits = new ArrayList<>();
-		for (Participant participant : working) {
-			commits.add(CompletableFuture.supplyAsync(() -> commitParticipant(participant), m.executor()));
+		if (m.hook() == ProtocolHook.NONE) {
+			for (Participant participant : working) {
+				commits.add(CompletableFuture.supplyAsync(() -> commitParticipant(participant), m.executor()));
+			}
 		}
-		CompletableFuture.anyOf(commits.toArray(CompletableFuture[]::new)).join();
-		crashPoint(ProtocolStep.MID_COMMIT);
+		else {
+			// With a fault-injection hook, commit the first participant alone so that MID_COMMIT
+			// falls where exactly one participant has committed.
+			commits.add(CompletableFuture.completedFuture(commitParticipant(working.get(0))));
+			crashPoint(ProtocolStep.MID_COMMIT);
+			for (Participant participant : working.subList(1, working.size())) {
+				commits.add(CompletableFuture.supplyAsync(() -> commitParticipant(participant), m.executor()));
+			}
+		}
 		Map<Participant, Throwable> failures = new LinkedHashMap<>();
 		for (int i = 0; i < working.size(); i++) {
 			Throwable failure = commits.get(i).join();
