@@ -1,0 +1,91 @@
+package dev.tandem.test;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Inherited;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Start embedded Kafka clusters once for a JUnit Jupiter test class (and its {@code @Nested}
+ * classes) and close them after its last test.
+ * <p>
+ * Test constructors, lifecycle methods and test methods can then declare parameters of type
+ * {@link EmbeddedKafkaClusters}, or of type {@link EmbeddedKafkaCluster} annotated with
+ * {@link ClusterName @ClusterName} (the annotation may be omitted when there is exactly one
+ * cluster).
+ * <pre class="code">
+ * &#064;EnableEmbeddedKafkaClusters(clusters = {
+ * 		&#064;KafkaCluster(name = "east", brokers = 3),
+ * 		&#064;KafkaCluster(name = "west", brokers = 3) })
+ * class CrossClusterTests {
+ *
+ * 	&#064;Test
+ * 	void commitsOnBothClusters(&#064;ClusterName("east") EmbeddedKafkaCluster east,
+ * 			&#064;ClusterName("west") EmbeddedKafkaCluster west) {
+ * 		...
+ * 	}
+ *
+ * }
+ * </pre>
+ *
+ * @author Tandem
+ * @since 0.1.0
+ * @see EmbeddedKafkaClustersExtension
+ */
+@Target(ElementType.TYPE)
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+@Inherited
+@ExtendWith(EmbeddedKafkaClustersExtension.class)
+public @interface EnableEmbeddedKafkaClusters {
+
+	/**
+	 * Clusters to start, in this order.
+	 * @return the cluster declarations, at least one
+	 */
+	KafkaCluster[] clusters();
+
+	/**
+	 * Kafka server properties for the nodes of every cluster, as {@code key=value}; override
+	 * the defaults listed on {@link EmbeddedKafkaClusters.Builder#cluster(String, int)}.
+	 * @return the properties
+	 */
+	String[] brokerProperties() default {};
+
+	/**
+	 * One cluster declared in {@link EnableEmbeddedKafkaClusters#clusters()}.
+	 *
+	 * @since 0.1.0
+	 */
+	@Target({})
+	@Retention(RetentionPolicy.RUNTIME)
+	@Documented
+	@interface KafkaCluster {
+
+		/**
+		 * Cluster name, unique within the test class: letters, digits, {@code .},
+		 * {@code _} or {@code -}.
+		 * @return the name
+		 */
+		String name();
+
+		/**
+		 * Number of brokers, 1 or more.
+		 * @return the broker count
+		 */
+		int brokers() default 3;
+
+		/**
+		 * Kafka server properties for this cluster's nodes, as {@code key=value}; override
+		 * the defaults and {@link EnableEmbeddedKafkaClusters#brokerProperties()}.
+		 * @return the properties
+		 */
+		String[] brokerProperties() default {};
+
+	}
+
+}

@@ -1,0 +1,11 @@
+/**
+ * Embedded multi-cluster Kafka for tests: several independent KRaft clusters in one JVM on
+ * Kafka's own test kit, with broker stop/restart and leadership moves, plus a JUnit Jupiter
+ * extension that starts them once per test class.
+ *
+ * @since 0.1.0
+ */
+@NullMarked
+package dev.tandem.test;
+
+import org.jspecify.annotations.NullMarked;
