@@ -53,6 +53,8 @@ public final class CrossClusterTransaction implements AutoCloseable {
 
 	private boolean slotReleased;
 
+	private final long startedAtMs = System.currentTimeMillis();
+
 	CrossClusterTransaction(CrossClusterTransactionManager manager, ParticipantSlot slot, String transactionId) {
 		this.manager = manager;
 		this.slot = slot;
@@ -65,6 +67,14 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 */
 	public String transactionId() {
 		return this.transactionId;
+	}
+
+	/**
+	 * Returns when this transaction began.
+	 * @return epoch milliseconds
+	 */
+	public long startedAtMs() {
+		return this.startedAtMs;
 	}
 
 	/**

@@ -83,6 +83,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 	private final TransactionListener listener;
 
+	private final Map<String, CrossClusterTransaction> active = new java.util.concurrent.ConcurrentHashMap<>();
+
 	private final ParticipantProtocol participantProtocol;
 
 	private final Map<Consumer<?, ?>, String> consumers = Collections.synchronizedMap(new IdentityHashMap<>());
@@ -108,7 +110,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		this.commitTimeout = builder.commitTimeout;
 		this.decisionTimeout = builder.decisionTimeout;
 		this.hook = builder.hook;
-		this.listener = builder.listener;
+		this.listener = new CompositeListener(List.copyOf(builder.listeners));
 		this.participantProtocol = builder.participantProtocol;
 		if (this.clusters.isEmpty()) {
 			throw new IllegalArgumentException("At least one cluster must be configured");
@@ -188,7 +190,11 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 				throw new TandemException("No free transaction slot within " + this.commitTimeout + " ("
 						+ this.slotCount + " slot(s) configured)");
 			}
-			return new CrossClusterTransaction(this, slot, this.instanceId + "-" + UUID.randomUUID());
+			this.active.values().removeIf((txn) -> txn.state().isTerminal());
+			CrossClusterTransaction transaction = new CrossClusterTransaction(this, slot,
+					this.instanceId + "-" + UUID.randomUUID());
+			this.active.put(transaction.transactionId(), transaction);
+			return transaction;
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
@@ -279,6 +285,42 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	 */
 	public String owner() {
 		return this.idPrefix + "." + this.instanceId;
+	}
+
+	/**
+	 * Returns the transactions begun and not yet ended, oldest first.
+	 * @return descriptors of the in-flight transactions
+	 */
+	public List<TransactionInfo> activeTransactions() {
+		this.active.values().removeIf((txn) -> txn.state().isTerminal());
+		return this.active.values().stream()
+			.map((txn) -> new TransactionInfo(txn.transactionId(), txn.state(), txn.enlistedClusters(), txn.startedAtMs()))
+			.sorted(java.util.Comparator.comparingLong(TransactionInfo::startedAtMs))
+			.toList();
+	}
+
+	/**
+	 * Returns one in-flight transaction.
+	 * @param transactionId the transaction id
+	 * @return its descriptor, or null if it is not in flight on this instance
+	 */
+	public @Nullable TransactionInfo activeTransaction(String transactionId) {
+		CrossClusterTransaction txn = this.active.get(transactionId);
+		return (txn != null) ? new TransactionInfo(txn.transactionId(), txn.state(), txn.enlistedClusters(),
+				txn.startedAtMs()) : null;
+	}
+
+	/**
+	 * An in-flight transaction.
+	 *
+	 * @param transactionId the transaction id
+	 * @param state its state
+	 * @param clusters the clusters it has touched
+	 * @param startedAtMs when it began, epoch milliseconds
+	 * @since 0.1.0
+	 */
+	public record TransactionInfo(String transactionId, TransactionState state, List<String> clusters,
+			long startedAtMs) {
 	}
 
 	/**
@@ -539,6 +581,55 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	}
 
 	/**
+	 * Tells every listener, isolating each from the others' failures.
+	 */
+	private static final class CompositeListener implements TransactionListener {
+
+		private final List<TransactionListener> listeners;
+
+		CompositeListener(List<TransactionListener> listeners) {
+			this.listeners = listeners;
+		}
+
+		private void each(java.util.function.Consumer<TransactionListener> call) {
+			for (TransactionListener listener : this.listeners) {
+				try {
+					call.accept(listener);
+				}
+				catch (RuntimeException ex) {
+					logger.warn("Transaction listener {} failed", listener, ex);
+				}
+			}
+		}
+
+		@Override
+		public void onCommitted(String transactionId, int participants, Duration commitLatency) {
+			each((l) -> l.onCommitted(transactionId, participants, commitLatency));
+		}
+
+		@Override
+		public void onAborted(String transactionId, Throwable cause) {
+			each((l) -> l.onAborted(transactionId, cause));
+		}
+
+		@Override
+		public void onInDoubt(String transactionId, Throwable cause) {
+			each((l) -> l.onInDoubt(transactionId, cause));
+		}
+
+		@Override
+		public void onRecovered(String transactionId) {
+			each((l) -> l.onRecovered(transactionId));
+		}
+
+		@Override
+		public void onHeuristicOutcome(HeuristicOutcome outcome) {
+			each((l) -> l.onHeuristicOutcome(outcome));
+		}
+
+	}
+
+	/**
 	 * Builds a {@link CrossClusterTransactionManager}.
 	 *
 	 * @since 0.1.0
@@ -565,8 +656,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 		private ProtocolHook hook = ProtocolHook.NONE;
 
-		private TransactionListener listener = new TransactionListener() {
-		};
+		private final List<TransactionListener> listeners = new ArrayList<>();
 
 		private ParticipantProtocol participantProtocol = new ResumeByEpochProtocol();
 
@@ -696,12 +786,12 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		}
 
 		/**
-		 * Sets the listener told of outcomes.
+		 * Adds a listener told of outcomes; may be called several times.
 		 * @param listener the listener
 		 * @return this builder
 		 */
 		public Builder listener(TransactionListener listener) {
-			this.listener = listener;
+			this.listeners.add(Objects.requireNonNull(listener, "listener"));
 			return this;
 		}
 

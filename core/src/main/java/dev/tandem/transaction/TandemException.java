@@ -1,5 +1,7 @@
 package dev.tandem.transaction;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Base type of Tandem's unchecked exceptions.
  *
@@ -13,7 +15,7 @@ public class TandemException extends RuntimeException {
 		super(message);
 	}
 
-	public TandemException(String message, Throwable cause) {
+	public TandemException(String message, @Nullable Throwable cause) {
 		super(message, cause);
 	}
 

@@ -1,5 +1,7 @@
 package dev.tandem.transaction;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The cross-cluster transaction was aborted on every participant before a commit decision was
  * made: none of its records and offsets is visible on any cluster. Not fatal: the caller may
@@ -12,7 +14,7 @@ public class TransactionAbortedException extends TandemException {
 
 	private static final long serialVersionUID = 1L;
 
-	public TransactionAbortedException(String message, Throwable cause) {
+	public TransactionAbortedException(String message, @Nullable Throwable cause) {
 		super(message, cause);
 	}
 

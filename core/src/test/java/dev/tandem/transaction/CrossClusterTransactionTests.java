@@ -72,7 +72,12 @@ class CrossClusterTransactionTests {
 	}
 
 	private CrossClusterTransactionManager manager(ProtocolHook hook) {
+		return manager(hook, 1);
+	}
+
+	private CrossClusterTransactionManager manager(ProtocolHook hook, int slots) {
 		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
+			.slots(slots)
 			.cluster("east", clientConfig("east"))
 			.cluster("west", clientConfig("west"))
 			.idPrefix("tests")
@@ -327,6 +332,112 @@ class CrossClusterTransactionTests {
 				.isThrownBy(() -> txn.sendOffsets(foreign, Map.of(new TopicPartition(this.topic, 0), new OffsetAndMetadata(1))))
 				.withMessageContaining("not registered");
 		}
+	}
+
+	@Test
+	void templateCommitsWhenTheWorkReturnsAndBindsTheTransactionToTheThread() {
+		CrossClusterTransactionTemplate template = new CrossClusterTransactionTemplate(manager(ProtocolHook.NONE));
+		String id = template.execute((txn) -> {
+			assertThat(CrossClusterTransactionTemplate.currentTransaction()).isSameAs(txn);
+			sendBoth(txn, 3);
+			return txn.transactionId();
+		});
+		assertThat(CrossClusterTransactionTemplate.currentTransaction()).isNull();
+		assertThat(id).isNotBlank();
+		assertThat(committed("east")).hasSize(3);
+		assertThat(committed("west")).hasSize(3);
+	}
+
+	@Test
+	void templateAbortsEverywhereWhenTheWorkThrows() {
+		CrossClusterTransactionTemplate template = new CrossClusterTransactionTemplate(manager(ProtocolHook.NONE));
+		assertThatExceptionOfType(IllegalStateException.class).isThrownBy(() -> template.execute((txn) -> {
+			sendBoth(txn, 3);
+			throw new IllegalStateException("business failure");
+		}));
+		assertThat(committed("east")).isEmpty();
+		assertThat(committed("west")).isEmpty();
+	}
+
+	@Test
+	void checkedExceptionCommitsUnlessTheRollbackRuleSaysOtherwise() {
+		CrossClusterTransactionTemplate template = new CrossClusterTransactionTemplate(manager(ProtocolHook.NONE));
+		assertThatExceptionOfType(java.io.IOException.class).isThrownBy(() -> template.executeChecked((txn) -> {
+			txn.send("east", new ProducerRecord<>(this.topic, "k", "kept"), STRING, STRING);
+			throw new java.io.IOException("checked");
+		}));
+		CrossClusterTransactionTemplate strict = template.withRollbackOn((ex) -> true);
+		assertThatExceptionOfType(java.io.IOException.class).isThrownBy(() -> strict.executeChecked((txn) -> {
+			txn.send("east", new ProducerRecord<>(this.topic, "k", "dropped"), STRING, STRING);
+			throw new java.io.IOException("checked");
+		}));
+		assertThat(committed("east")).containsExactly("kept");
+	}
+
+	@Test
+	void requiredJoinsTheOuterTransactionAndAnInnerFailureMarksItRollbackOnly() {
+		CrossClusterTransactionTemplate template = new CrossClusterTransactionTemplate(manager(ProtocolHook.NONE));
+		assertThatExceptionOfType(TransactionAbortedException.class).isThrownBy(() -> template.execute((outer) -> {
+			outer.send("east", new ProducerRecord<>(this.topic, "k", "outer"), STRING, STRING);
+			try {
+				template.execute((inner) -> {
+					assertThat(inner).isSameAs(outer);
+					inner.send("west", new ProducerRecord<>(this.topic, "k", "inner"), STRING, STRING);
+					throw new IllegalStateException("inner failure");
+				});
+			}
+			catch (IllegalStateException swallowed) {
+				// the outer scope goes on, but the transaction is rollback-only
+			}
+			return null;
+		})).withMessageContaining("rollback-only");
+		assertThat(committed("east")).isEmpty();
+		assertThat(committed("west")).isEmpty();
+	}
+
+	@Test
+	void requiresNewCommitsIndependentlyOfTheOuterTransaction() {
+		CrossClusterTransactionTemplate template = new CrossClusterTransactionTemplate(manager(ProtocolHook.NONE, 2));
+		CrossClusterTransactionTemplate requiresNew = template.withPropagation(Propagation.REQUIRES_NEW);
+		assertThatExceptionOfType(IllegalStateException.class).isThrownBy(() -> template.execute((outer) -> {
+			outer.send("east", new ProducerRecord<>(this.topic, "k", "outer"), STRING, STRING);
+			requiresNew.execute((inner) -> {
+				assertThat(inner).isNotSameAs(outer);
+				inner.send("west", new ProducerRecord<>(this.topic, "k", "inner"), STRING, STRING);
+				return null;
+			});
+			assertThat(CrossClusterTransactionTemplate.currentTransaction()).isSameAs(outer);
+			throw new IllegalStateException("outer failure");
+		}));
+		assertThat(committed("east")).isEmpty();
+		assertThat(committed("west")).containsExactly("inner");
+	}
+
+	@Test
+	void mandatoryAndNeverEnforceTheirPropagation() {
+		CrossClusterTransactionTemplate template = new CrossClusterTransactionTemplate(manager(ProtocolHook.NONE));
+		assertThatExceptionOfType(IllegalStateException.class)
+			.isThrownBy(() -> template.withPropagation(Propagation.MANDATORY).execute((txn) -> null))
+			.withMessageContaining("MANDATORY");
+		assertThatExceptionOfType(IllegalStateException.class).isThrownBy(() -> template.execute(
+				(txn) -> template.withPropagation(Propagation.NEVER).execute((none) -> null)))
+			.withMessageContaining("NEVER");
+		Boolean unbound = template.withPropagation(Propagation.NEVER).execute((none) -> none == null);
+		assertThat(unbound).isTrue();
+	}
+
+	@Test
+	void activeTransactionsListWhatIsInFlight() {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		CrossClusterTransaction txn = manager.begin();
+		txn.send("east", new ProducerRecord<>(this.topic, "k", "v"), STRING, STRING);
+		assertThat(manager.activeTransactions()).singleElement().satisfies((info) -> {
+			assertThat(info.transactionId()).isEqualTo(txn.transactionId());
+			assertThat(info.state()).isEqualTo(TransactionState.ACTIVE);
+			assertThat(info.clusters()).containsExactly("east");
+		});
+		txn.commit();
+		assertThat(manager.activeTransactions()).isEmpty();
 	}
 
 	private static ProtocolHook crashAt(ProtocolStep crashStep) {
