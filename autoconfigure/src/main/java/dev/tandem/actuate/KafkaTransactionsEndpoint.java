@@ -1,0 +1,140 @@
+package dev.tandem.actuate;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+
+import dev.tandem.transaction.CrossClusterTransactionManager;
+import dev.tandem.transaction.CrossClusterTransactionManager.TransactionInfo;
+import dev.tandem.transaction.DecisionLog;
+import dev.tandem.transaction.DecisionState;
+import dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome;
+import dev.tandem.transaction.TransactionStatistics;
+
+/**
+ * {@code /actuator/kafkatransactions}: outcome counts, in-flight and in-doubt transactions,
+ * recent heuristic outcomes; {@code /actuator/kafkatransactions/{id}}: one transaction, from this
+ * instance's in-flight set or else from the decision log. Renders no client configuration, so no
+ * secret can leak.
+ *
+ * @since 0.1.0
+ */
+@Endpoint(id = "kafkatransactions")
+public class KafkaTransactionsEndpoint {
+
+	private final CrossClusterTransactionManager manager;
+
+	private final TransactionStatistics statistics;
+
+	private final DecisionLog decisionLog;
+
+	private final Duration timeout;
+
+	/**
+	 * Creates the endpoint.
+	 * @param manager the transaction manager
+	 * @param statistics the outcome counters
+	 * @param decisionLog the decision log, for transactions not in flight here
+	 * @param timeout how long a decision-log read may take
+	 */
+	public KafkaTransactionsEndpoint(CrossClusterTransactionManager manager, TransactionStatistics statistics,
+			DecisionLog decisionLog, Duration timeout) {
+		this.manager = manager;
+		this.statistics = statistics;
+		this.decisionLog = decisionLog;
+		this.timeout = timeout;
+	}
+
+	@ReadOperation
+	public TransactionsDescriptor transactions() {
+		TransactionStatistics.Snapshot snapshot = this.statistics.snapshot();
+		List<TransactionDescriptor> inFlight = this.manager.activeTransactions().stream()
+			.map(TransactionDescriptor::of)
+			.toList();
+		return new TransactionsDescriptor(this.manager.owner(), this.manager.clusters(),
+				new Counts(snapshot.committed(), snapshot.committedOnePhase(), snapshot.aborted(), snapshot.inDoubt(),
+						snapshot.recovered(), snapshot.heuristic()),
+				snapshot.meanCommitMillis(), inFlight, this.manager.inDoubtCount(),
+				snapshot.recentHeuristics().stream().map(HeuristicDescriptor::of).toList());
+	}
+
+	@ReadOperation
+	public @Nullable TransactionDescriptor transaction(@Selector String id) {
+		TransactionInfo info = this.manager.activeTransaction(id);
+		if (info != null) {
+			return TransactionDescriptor.of(info);
+		}
+		DecisionState state = this.decisionLog.state(id, this.timeout);
+		return new TransactionDescriptor(id, "decision-log:" + state.name(), List.of(), null);
+	}
+
+	/**
+	 * The whole status.
+	 *
+	 * @param owner this instance's owner id ({@code <id-prefix>.<instance-id>})
+	 * @param clusters configured cluster names
+	 * @param counts outcome counts since start
+	 * @param meanCommitMillis mean commit latency, ms
+	 * @param inFlight transactions begun and not ended, oldest first
+	 * @param inDoubt transactions awaiting recovery after a failed commit
+	 * @param recentHeuristics latest heuristic outcomes, newest first
+	 */
+	public record TransactionsDescriptor(String owner, List<String> clusters, Counts counts, double meanCommitMillis,
+			List<TransactionDescriptor> inFlight, int inDoubt, List<HeuristicDescriptor> recentHeuristics) {
+	}
+
+	/**
+	 * Outcome counts.
+	 *
+	 * @param committed committed everywhere
+	 * @param committedOnePhase of those, single-cluster
+	 * @param aborted aborted everywhere
+	 * @param inDoubt left in-doubt by a failed commit
+	 * @param recovered committed by recovery
+	 * @param heuristic mixed outcomes
+	 */
+	public record Counts(long committed, long committedOnePhase, long aborted, long inDoubt, long recovered,
+			long heuristic) {
+	}
+
+	/**
+	 * One transaction.
+	 *
+	 * @param id the transaction id
+	 * @param state its state (or the decision log's, prefixed {@code decision-log:})
+	 * @param clusters the clusters it touched
+	 * @param startedAt when it began (in-flight only)
+	 */
+	public record TransactionDescriptor(String id, String state, List<String> clusters, @Nullable Instant startedAt) {
+
+		static TransactionDescriptor of(TransactionInfo info) {
+			return new TransactionDescriptor(info.transactionId(), info.state().name(), info.clusters(),
+					Instant.ofEpochMilli(info.startedAtMs()));
+		}
+
+	}
+
+	/**
+	 * A heuristic outcome.
+	 *
+	 * @param id the transaction id
+	 * @param committedClusters clusters where it committed
+	 * @param abortedClusters clusters whose broker aborted it
+	 * @param detectedAt when Tandem detected it
+	 */
+	public record HeuristicDescriptor(String id, List<String> committedClusters, List<String> abortedClusters,
+			Instant detectedAt) {
+
+		static HeuristicDescriptor of(HeuristicOutcome outcome) {
+			return new HeuristicDescriptor(outcome.transactionId(), outcome.committedClusters(),
+					outcome.abortedClusters(), Instant.ofEpochMilli(outcome.detectedAtMs()));
+		}
+
+	}
+
+}

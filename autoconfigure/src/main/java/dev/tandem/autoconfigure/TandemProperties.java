@@ -1,0 +1,305 @@
+package dev.tandem.autoconfigure;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Configuration properties for Tandem ({@code tandem.*}).
+ *
+ * @since 0.1.0
+ */
+@ConfigurationProperties("tandem")
+public class TandemProperties {
+
+	/**
+	 * Kafka clusters by name. Names appear in bean names, transactional ids and metrics: letters,
+	 * digits, '-' and '_'.
+	 */
+	private final Map<String, Cluster> clusters = new LinkedHashMap<>();
+
+	private final Transaction transaction = new Transaction();
+
+	private final Coordinator coordinator = new Coordinator();
+
+	private final Failover failover = new Failover();
+
+	public Map<String, Cluster> getClusters() {
+		return this.clusters;
+	}
+
+	public Transaction getTransaction() {
+		return this.transaction;
+	}
+
+	public Coordinator getCoordinator() {
+		return this.coordinator;
+	}
+
+	public Failover getFailover() {
+		return this.failover;
+	}
+
+	/**
+	 * One Kafka cluster.
+	 */
+	public static class Cluster {
+
+		/**
+		 * Bootstrap servers (host:port) of the cluster.
+		 */
+		private List<String> bootstrapServers = new ArrayList<>();
+
+		/**
+		 * Client properties passed to every client of this cluster (security, SASL, SSL...).
+		 */
+		private final Map<String, String> properties = new HashMap<>();
+
+		/**
+		 * Producer properties of this cluster, over the common ones.
+		 */
+		private final Map<String, String> producer = new HashMap<>();
+
+		/**
+		 * Consumer properties of this cluster, over the common ones.
+		 */
+		private final Map<String, String> consumer = new HashMap<>();
+
+		/**
+		 * Admin client properties of this cluster, over the common ones.
+		 */
+		private final Map<String, String> admin = new HashMap<>();
+
+		public List<String> getBootstrapServers() {
+			return this.bootstrapServers;
+		}
+
+		public void setBootstrapServers(List<String> bootstrapServers) {
+			this.bootstrapServers = bootstrapServers;
+		}
+
+		public Map<String, String> getProperties() {
+			return this.properties;
+		}
+
+		public Map<String, String> getProducer() {
+			return this.producer;
+		}
+
+		public Map<String, String> getConsumer() {
+			return this.consumer;
+		}
+
+		public Map<String, String> getAdmin() {
+			return this.admin;
+		}
+
+	}
+
+	/**
+	 * Cross-cluster transactions.
+	 */
+	public static class Transaction {
+
+		/**
+		 * Whether cross-cluster transactions are enabled.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Prefix of transactional ids and transaction owner ids; stable across restarts. Defaults
+		 * to spring.application.name.
+		 */
+		private @Nullable String idPrefix;
+
+		/**
+		 * Id of this app instance: stable across its restarts and unique among running instances
+		 * (for example the StatefulSet pod name). A restarted instance recovers the in-doubt
+		 * transactions of its id.
+		 */
+		private @Nullable String instanceId;
+
+		/**
+		 * Producers' transaction.timeout.ms: how long a broker keeps a transaction open. A decided
+		 * transaction whose instance stays down longer ends as a heuristic outcome. At most the
+		 * brokers' transaction.max.timeout.ms.
+		 */
+		private Duration timeout = Duration.ofMinutes(15);
+
+		/**
+		 * Maximum time of a flush, commit or abort per cluster.
+		 */
+		private Duration commitTimeout = Duration.ofSeconds(30);
+
+		/**
+		 * Maximum time of one write or read of the decision log.
+		 */
+		private Duration decisionTimeout = Duration.ofSeconds(5);
+
+		/**
+		 * Number of transactions that may run at once on this instance (one producer per cluster
+		 * each). At least the deepest REQUIRES_NEW nesting plus the listener concurrency.
+		 */
+		private int slots = 4;
+
+		/**
+		 * Topic for marker records, created on every cluster when missing.
+		 */
+		private String markerTopic = "tandem-markers";
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public @Nullable String getIdPrefix() {
+			return this.idPrefix;
+		}
+
+		public void setIdPrefix(@Nullable String idPrefix) {
+			this.idPrefix = idPrefix;
+		}
+
+		public @Nullable String getInstanceId() {
+			return this.instanceId;
+		}
+
+		public void setInstanceId(@Nullable String instanceId) {
+			this.instanceId = instanceId;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public Duration getCommitTimeout() {
+			return this.commitTimeout;
+		}
+
+		public void setCommitTimeout(Duration commitTimeout) {
+			this.commitTimeout = commitTimeout;
+		}
+
+		public Duration getDecisionTimeout() {
+			return this.decisionTimeout;
+		}
+
+		public void setDecisionTimeout(Duration decisionTimeout) {
+			this.decisionTimeout = decisionTimeout;
+		}
+
+		public int getSlots() {
+			return this.slots;
+		}
+
+		public void setSlots(int slots) {
+			this.slots = slots;
+		}
+
+		public String getMarkerTopic() {
+			return this.markerTopic;
+		}
+
+		public void setMarkerTopic(String markerTopic) {
+			this.markerTopic = markerTopic;
+		}
+
+	}
+
+	/**
+	 * The decision log (coordinator).
+	 */
+	public static class Coordinator {
+
+		/**
+		 * Where the decision log runs: in this app (one Ratis peer) or in a remote coordinator
+		 * service.
+		 */
+		private Mode mode = Mode.EMBEDDED;
+
+		/**
+		 * Directory of the embedded peer's Raft log and snapshots; must be writable and survive
+		 * restarts.
+		 */
+		private Path dataDir = Path.of("tandem-data/coordinator");
+
+		/**
+		 * Remote coordinator peers as id=host:port (for example n0=tandem-0.tandem:9870).
+		 */
+		private List<String> peers = new ArrayList<>();
+
+		public Mode getMode() {
+			return this.mode;
+		}
+
+		public void setMode(Mode mode) {
+			this.mode = mode;
+		}
+
+		public Path getDataDir() {
+			return this.dataDir;
+		}
+
+		public void setDataDir(Path dataDir) {
+			this.dataDir = dataDir;
+		}
+
+		public List<String> getPeers() {
+			return this.peers;
+		}
+
+		public void setPeers(List<String> peers) {
+			this.peers = peers;
+		}
+
+		/**
+		 * Coordinator deployment mode.
+		 */
+		public enum Mode {
+
+			/** One Ratis peer inside this app, log on disk. */
+			EMBEDDED,
+
+			/** A remote 3- or 5-peer coordinator service; this app is a client. */
+			REMOTE
+
+		}
+
+	}
+
+	/**
+	 * Fast-failover client settings.
+	 */
+	public static class Failover {
+
+		/**
+		 * Whether Tandem's failover client profile is applied to every client of every cluster
+		 * (cluster properties still win).
+		 */
+		private boolean enabled = true;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+	}
+
+}

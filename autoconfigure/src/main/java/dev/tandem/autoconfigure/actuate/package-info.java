@@ -1,0 +1,7 @@
+/**
+ * Auto-configuration of Tandem's actuator endpoints, health indicators and Micrometer meters.
+ */
+@NullMarked
+package dev.tandem.autoconfigure.actuate;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,78 @@
+package dev.tandem.autoconfigure.kafka;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.jspecify.annotations.Nullable;
+import org.springframework.kafka.listener.BatchInterceptor;
+import org.springframework.kafka.listener.RecordInterceptor;
+
+import dev.tandem.autoconfigure.transaction.ListenerDeliveries;
+import dev.tandem.transaction.CrossClusterTransactionManager;
+
+/**
+ * Installed on every Tandem listener container of one cluster: registers the container's consumer
+ * with the transaction manager as reading from that cluster, and binds each delivery to the
+ * listener thread so that a {@code @CrossClusterTransactional} listener commits the delivered
+ * offsets on that cluster, inside its transaction.
+ *
+ * @since 0.1.0
+ */
+public class TandemListenerInterceptor implements RecordInterceptor<Object, Object>, BatchInterceptor<Object, Object> {
+
+	private final String cluster;
+
+	private final CrossClusterTransactionManager manager;
+
+	/**
+	 * Creates an interceptor.
+	 * @param cluster the cluster the container consumes from
+	 * @param manager the transaction manager
+	 */
+	public TandemListenerInterceptor(String cluster, CrossClusterTransactionManager manager) {
+		this.cluster = cluster;
+		this.manager = manager;
+	}
+
+	@Override
+	public @Nullable ConsumerRecord<Object, Object> intercept(ConsumerRecord<Object, Object> record,
+			Consumer<Object, Object> consumer) {
+		this.manager.registerConsumer(this.cluster, consumer);
+		ListenerDeliveries.bind(this.cluster, consumer, List.of(record));
+		return record;
+	}
+
+	@Override
+	public void afterRecord(ConsumerRecord<Object, Object> record, Consumer<Object, Object> consumer) {
+		ListenerDeliveries.unbind();
+	}
+
+	@Override
+	public ConsumerRecords<Object, Object> intercept(ConsumerRecords<Object, Object> records,
+			Consumer<Object, Object> consumer) {
+		this.manager.registerConsumer(this.cluster, consumer);
+		List<ConsumerRecord<?, ?>> list = new ArrayList<>(records.count());
+		records.forEach(list::add);
+		ListenerDeliveries.bind(this.cluster, consumer, list);
+		return records;
+	}
+
+	@Override
+	public void success(ConsumerRecords<Object, Object> records, Consumer<Object, Object> consumer) {
+		ListenerDeliveries.unbind();
+	}
+
+	@Override
+	public void failure(ConsumerRecords<Object, Object> records, Exception exception, Consumer<Object, Object> consumer) {
+		ListenerDeliveries.unbind();
+	}
+
+	@Override
+	public void clearThreadState(Consumer<?, ?> consumer) {
+		ListenerDeliveries.unbind();
+	}
+
+}

@@ -1,0 +1,106 @@
+package dev.tandem.autoconfigure.transaction;
+
+import java.lang.reflect.Method;
+import java.util.Arrays;
+
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+
+import dev.tandem.transaction.CrossClusterTransaction;
+import dev.tandem.transaction.CrossClusterTransactionManager;
+import dev.tandem.transaction.CrossClusterTransactionTemplate;
+import dev.tandem.transaction.CrossClusterTransactional;
+import dev.tandem.transaction.InDoubtTransactionException;
+import dev.tandem.transaction.Propagation;
+
+/**
+ * Applies {@link CrossClusterTransactional}: runs the method through a
+ * {@link CrossClusterTransactionTemplate} with the annotation's propagation and rollback rules.
+ * When the method is a Tandem listener's and the transaction is new, the delivered records'
+ * offsets are committed inside it on the consumer's own cluster; an in-doubt outcome is then
+ * not rethrown (the records must not be redelivered: the transaction commits on recovery).
+ *
+ * @since 0.1.0
+ */
+public class CrossClusterTransactionInterceptor implements MethodInterceptor {
+
+	private static final Logger logger = LoggerFactory.getLogger(CrossClusterTransactionInterceptor.class);
+
+	private final CrossClusterTransactionTemplate template;
+
+	/**
+	 * Creates an interceptor.
+	 * @param template the template with default settings
+	 */
+	public CrossClusterTransactionInterceptor(CrossClusterTransactionTemplate template) {
+		this.template = template;
+	}
+
+	@Override
+	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+		Class<?> targetClass = (invocation.getThis() != null) ? AopUtils.getTargetClass(invocation.getThis()) : null;
+		CrossClusterTransactional annotation = find(invocation.getMethod(), targetClass);
+		if (annotation == null) {
+			return invocation.proceed();
+		}
+		CrossClusterTransactionTemplate template = this.template.withPropagation(annotation.propagation())
+			.withRollbackOn((ex) -> rollbackOn(annotation, ex));
+		boolean newTransaction = annotation.propagation() == Propagation.REQUIRES_NEW
+				|| (annotation.propagation() == Propagation.REQUIRED
+						&& CrossClusterTransactionTemplate.currentTransaction() == null);
+		ListenerInvocation listener = ListenerInvocation.current();
+		boolean commitsOffsets = newTransaction && listener != null && !listener.offsetsSent();
+		try {
+			return template.executeChecked((CrossClusterTransaction transaction) -> {
+				Object result = invocation.proceed();
+				if (commitsOffsets && transaction != null) {
+					transaction.sendOffsets(listener.consumer(), listener.nextOffsets());
+					listener.markOffsetsSent();
+				}
+				return result;
+			});
+		}
+		catch (InDoubtTransactionException ex) {
+			if (commitsOffsets) {
+				logger.warn("Listener transaction {} is in-doubt; it commits on recovery, so its records are not "
+						+ "redelivered", ex.getTransactionId());
+				return null;
+			}
+			throw ex;
+		}
+	}
+
+	private static @Nullable CrossClusterTransactional find(Method method, @Nullable Class<?> targetClass) {
+		Method specific = (targetClass != null) ? AopUtils.getMostSpecificMethod(method, targetClass) : method;
+		CrossClusterTransactional annotation = AnnotatedElementUtils.findMergedAnnotation(specific,
+				CrossClusterTransactional.class);
+		if (annotation == null && targetClass != null) {
+			annotation = AnnotatedElementUtils.findMergedAnnotation(targetClass, CrossClusterTransactional.class);
+		}
+		return annotation;
+	}
+
+	static boolean rollbackOn(CrossClusterTransactional annotation, Throwable ex) {
+		if (Arrays.stream(annotation.noRollbackFor()).anyMatch((type) -> type.isInstance(ex))) {
+			return false;
+		}
+		if (Arrays.stream(annotation.rollbackFor()).anyMatch((type) -> type.isInstance(ex))) {
+			return true;
+		}
+		return CrossClusterTransactionTemplate.defaultRollback(ex);
+	}
+
+	/**
+	 * Returns the manager behind this interceptor.
+	 * @return the manager
+	 */
+	public CrossClusterTransactionManager getManager() {
+		return this.template.getManager();
+	}
+
+}

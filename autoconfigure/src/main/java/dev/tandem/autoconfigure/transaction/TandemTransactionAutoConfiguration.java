@@ -1,0 +1,157 @@
+package dev.tandem.autoconfigure.transaction;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import org.springframework.aop.Advisor;
+import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.aop.support.ComposablePointcut;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotationMetadata;
+
+import dev.tandem.autoconfigure.TandemClusters;
+import dev.tandem.autoconfigure.TandemProperties;
+import dev.tandem.autoconfigure.coordinator.TandemCoordinatorAutoConfiguration;
+import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
+import dev.tandem.transaction.CrossClusterTransactionManager;
+import dev.tandem.transaction.CrossClusterTransactionTemplate;
+import dev.tandem.transaction.CrossClusterTransactional;
+import dev.tandem.transaction.DecisionLog;
+import dev.tandem.transaction.TransactionListener;
+import dev.tandem.transaction.TransactionStatistics;
+
+/**
+ * Cross-cluster transactions: the {@link CrossClusterTransactionManager} (started, with recovery
+ * of this instance's in-doubt transactions, before any listener container starts), the
+ * {@link CrossClusterTransactionTemplate}, the {@code @CrossClusterTransactional} advisor and a
+ * {@link ClusterTransactionalTemplate} per cluster.
+ *
+ * @since 0.1.0
+ */
+@AutoConfiguration(after = TandemCoordinatorAutoConfiguration.class)
+@ConditionalOnProperty(prefix = "tandem.transaction", name = "enabled", matchIfMissing = true)
+@Import({ ClusterTransactionalTemplateRegistrar.class, TandemTransactionAutoConfiguration.AutoProxyRegistrar.class })
+public class TandemTransactionAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	TransactionStatistics tandemTransactionStatistics() {
+		return new TransactionStatistics();
+	}
+
+	@Bean(initMethod = "start", destroyMethod = "close")
+	@ConditionalOnMissingBean
+	CrossClusterTransactionManager crossClusterTransactionManager(TandemProperties properties, TandemClusters clusters,
+			DecisionLog decisionLog, ObjectProvider<TransactionListener> listeners, Environment environment) {
+		TandemProperties.Transaction transaction = properties.getTransaction();
+		String idPrefix = transaction.getIdPrefix();
+		if (idPrefix == null || idPrefix.isBlank()) {
+			idPrefix = environment.getProperty("spring.application.name");
+		}
+		if (idPrefix == null || idPrefix.isBlank()) {
+			throw new TandemConfigurationException("tandem.transaction.id-prefix",
+					"Cross-cluster transactions need a transactional id prefix, and neither tandem.transaction.id-prefix "
+							+ "nor spring.application.name is set.",
+					"Set tandem.transaction.id-prefix (stable across restarts, for example the application's name), or "
+							+ "disable cross-cluster transactions with tandem.transaction.enabled=false.");
+		}
+		String instanceId = transaction.getInstanceId();
+		if (instanceId == null || instanceId.isBlank()) {
+			throw new TandemConfigurationException("tandem.transaction.instance-id",
+					"Cross-cluster transactions need an instance id that is stable across restarts of this instance, "
+							+ "so that a restarted instance recovers its own in-doubt transactions.",
+					"Set tandem.transaction.instance-id, unique among running instances and the same after a restart "
+							+ "(for example the StatefulSet pod name: tandem.transaction.instance-id=${HOSTNAME}).");
+		}
+		if (clusters.names().isEmpty()) {
+			throw new TandemConfigurationException("tandem.clusters",
+					"Cross-cluster transactions are enabled but no Kafka cluster is configured.",
+					"Add tandem.clusters.<name>.bootstrap-servers for each cluster, or set tandem.transaction.enabled=false.");
+		}
+		CrossClusterTransactionManager.Builder builder = CrossClusterTransactionManager.builder()
+			.idPrefix(idPrefix)
+			.instanceId(instanceId)
+			.decisionLog(decisionLog)
+			.markerTopic(transaction.getMarkerTopic())
+			.slots(transaction.getSlots())
+			.transactionTimeout(transaction.getTimeout())
+			.commitTimeout(transaction.getCommitTimeout())
+			.decisionTimeout(transaction.getDecisionTimeout());
+		for (String cluster : clusters.names()) {
+			Map<String, Object> config = new HashMap<>(clusters.producerConfig(cluster));
+			builder.cluster(cluster, config);
+		}
+		listeners.orderedStream().forEach(builder::listener);
+		return builder.build();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	CrossClusterTransactionTemplate crossClusterTransactionTemplate(CrossClusterTransactionManager manager) {
+		return new CrossClusterTransactionTemplate(manager);
+	}
+
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static Advisor crossClusterTransactionAdvisor(ObjectProvider<CrossClusterTransactionTemplate> template) {
+		ComposablePointcut pointcut = new ComposablePointcut(
+				new AnnotationMatchingPointcut(CrossClusterTransactional.class, true))
+			.union(AnnotationMatchingPointcut.forMethodAnnotation(CrossClusterTransactional.class));
+		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(pointcut,
+				new LazyInterceptor(template));
+		advisor.setOrder(org.springframework.core.Ordered.LOWEST_PRECEDENCE - 100);
+		return advisor;
+	}
+
+	/**
+	 * Resolves the template on first call, so the advisor (an infrastructure bean) does not force
+	 * early creation of the manager.
+	 */
+	static final class LazyInterceptor implements org.aopalliance.intercept.MethodInterceptor {
+
+		private final ObjectProvider<CrossClusterTransactionTemplate> template;
+
+		private volatile CrossClusterTransactionInterceptor delegate;
+
+		LazyInterceptor(ObjectProvider<CrossClusterTransactionTemplate> template) {
+			this.template = template;
+		}
+
+		@Override
+		public Object invoke(org.aopalliance.intercept.MethodInvocation invocation) throws Throwable {
+			CrossClusterTransactionInterceptor interceptor = this.delegate;
+			if (interceptor == null) {
+				interceptor = new CrossClusterTransactionInterceptor(this.template.getObject());
+				this.delegate = interceptor;
+			}
+			return interceptor.invoke(invocation);
+		}
+
+	}
+
+	/**
+	 * Makes sure an auto-proxy creator exists (Spring Boot registers one only with AOP support
+	 * enabled); infrastructure advisors are applied by it.
+	 */
+	static final class AutoProxyRegistrar implements ImportBeanDefinitionRegistrar {
+
+		@Override
+		public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
+			AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
+		}
+
+	}
+
+}

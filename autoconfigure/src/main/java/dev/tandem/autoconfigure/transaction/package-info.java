@@ -1,0 +1,7 @@
+/**
+ * Auto-configuration of cross-cluster transactions: manager, template, @CrossClusterTransactional.
+ */
+@NullMarked
+package dev.tandem.autoconfigure.transaction;
+
+import org.jspecify.annotations.NullMarked;

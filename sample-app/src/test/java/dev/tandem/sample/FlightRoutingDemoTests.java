@@ -1,0 +1,37 @@
+package dev.tandem.sample;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Runs the whole demo on embedded clusters, with its leadership move and hard stop, and checks
+ * its own verification.
+ */
+class FlightRoutingDemoTests {
+
+	@Test
+	void demoRoutesEveryFlightExactlyOnceAcrossAHardStopAndALeaderMove(@TempDir Path dataDir) {
+		ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+		PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);
+		DemoSettings settings = new DemoSettings(null, null, dataDir.resolve("coordinator"), null, 200, 20, 40);
+		int status = new FlightRoutingDemo(settings, out).run();
+		String report = buffer.toString(StandardCharsets.UTF_8);
+		assertThat(status).as(report).isZero();
+		assertThat(report).contains("RESULT: PASS")
+			.containsPattern("in-doubt transactions recovered after the hard stop\\s+1\\b")
+			.containsPattern("records in \\(flights on east, read_committed\\)\\s+20000\\b")
+			.containsPattern("flights-by-region on east \\(read_committed\\)\\s+14457\\b")
+			.containsPattern("flights-by-region on west \\(read_committed\\)\\s+5543\\b")
+			.containsPattern("duplicates\\s+0\\b")
+			.containsPattern("lost\\s+0\\b")
+			.containsPattern("leadership move on west\\s+6 partitions moved");
+	}
+
+}
