@@ -29,6 +29,7 @@ import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionTemplate;
 import dev.tandem.transaction.CrossClusterTransactional;
 import dev.tandem.transaction.DecisionLog;
+import dev.tandem.transaction.ProtocolHook;
 import dev.tandem.transaction.TransactionListener;
 import dev.tandem.transaction.TransactionStatistics;
 
@@ -54,7 +55,8 @@ public class TandemTransactionAutoConfiguration {
 	@Bean(initMethod = "start", destroyMethod = "close")
 	@ConditionalOnMissingBean
 	CrossClusterTransactionManager crossClusterTransactionManager(TandemProperties properties, TandemClusters clusters,
-			DecisionLog decisionLog, ObjectProvider<TransactionListener> listeners, Environment environment) {
+			DecisionLog decisionLog, ObjectProvider<TransactionListener> listeners, ObjectProvider<ProtocolHook> hook,
+			Environment environment) {
 		TandemProperties.Transaction transaction = properties.getTransaction();
 		String idPrefix = transaction.getIdPrefix();
 		if (idPrefix == null || idPrefix.isBlank()) {
@@ -94,6 +96,7 @@ public class TandemTransactionAutoConfiguration {
 			builder.cluster(cluster, config);
 		}
 		listeners.orderedStream().forEach(builder::listener);
+		hook.ifAvailable(builder::protocolHook);
 		return builder.build();
 	}
 

@@ -1,0 +1,279 @@
+package dev.tandem.autoconfigure;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.kafka.config.ConcurrentKafkaListenerContainerFactory;
+import org.springframework.kafka.core.KafkaTemplate;
+
+import dev.tandem.actuate.KafkaTransactionsEndpoint;
+import dev.tandem.actuate.TransactionMetrics;
+import dev.tandem.autoconfigure.actuate.TandemActuatorAutoConfiguration;
+import dev.tandem.autoconfigure.coordinator.TandemCoordinatorAutoConfiguration;
+import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
+import dev.tandem.autoconfigure.diagnostics.TandemConfigurationFailureAnalyzer;
+import dev.tandem.autoconfigure.kafka.TandemKafkaAutoConfiguration;
+import dev.tandem.autoconfigure.transaction.ClusterTransactionalTemplate;
+import dev.tandem.autoconfigure.transaction.TandemTransactionAutoConfiguration;
+import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.transaction.CrossClusterTransactionManager;
+import dev.tandem.transaction.CrossClusterTransactionTemplate;
+import dev.tandem.transaction.Decision;
+import dev.tandem.transaction.DecisionLog;
+import dev.tandem.transaction.DecisionState;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+/**
+ * Auto-configuration of Tandem: defaults, disabled, user beans win, optional libraries missing,
+ * and start-up mistakes reported with the property to fix. Contexts that start a transaction
+ * manager talk to two real single-broker clusters.
+ */
+class TandemAutoConfigurationTests {
+
+	private static EmbeddedKafkaClusters kafka;
+
+	@TempDir
+	Path dataDir;
+
+	@BeforeAll
+	static void startClusters() {
+		kafka = EmbeddedKafkaClusters.builder().cluster("east", 1).cluster("west", 1).build().start();
+	}
+
+	@AfterAll
+	static void stopClusters() {
+		kafka.close();
+	}
+
+	private ApplicationContextRunner runner() {
+		return new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(TandemAutoConfiguration.class,
+					TandemCoordinatorAutoConfiguration.class, TandemTransactionAutoConfiguration.class,
+					TandemKafkaAutoConfiguration.class, TandemActuatorAutoConfiguration.class))
+			.withPropertyValues("tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"));
+	}
+
+	private ApplicationContextRunner configured() {
+		return runner().withPropertyValues(
+				"tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
+				"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers(),
+				"tandem.transaction.id-prefix=tests", "tandem.transaction.instance-id=auto-config-tests");
+	}
+
+	@Test
+	void configuredClustersGetAStartedManagerTemplatesAndListenerFactories() {
+		configured().run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context).hasSingleBean(CrossClusterTransactionManager.class)
+				.hasSingleBean(CrossClusterTransactionTemplate.class)
+				.hasSingleBean(DecisionLog.class);
+			assertThat(context.getBean(CrossClusterTransactionManager.class).clusters()).containsExactly("east", "west");
+			assertThat(context.getBean("eastTandemTemplate", ClusterTransactionalTemplate.class).getCluster())
+				.isEqualTo("east");
+			assertThat(context.getBean("westTandemTemplate")).isInstanceOf(ClusterTransactionalTemplate.class);
+			assertThat(context.getBean("eastKafkaTemplate")).isInstanceOf(KafkaTemplate.class);
+			assertThat(context.getBean("westKafkaListenerContainerFactory"))
+				.isInstanceOf(ConcurrentKafkaListenerContainerFactory.class);
+			assertThat(context.getBean(TandemClusters.class).consumerConfig("east"))
+				.containsEntry("bootstrap.servers", kafka.cluster("east").bootstrapServers());
+		});
+	}
+
+	@Test
+	void transactionalTemplateOutsideATransactionFailsLoudly() {
+		configured().run((context) -> {
+			ClusterTransactionalTemplate<?, ?> template = context.getBean("eastTandemTemplate",
+					ClusterTransactionalTemplate.class);
+			assertThatIllegalStateException().isThrownBy(() -> template.send("topic", null))
+				.withMessageContaining("No cross-cluster transaction is bound");
+		});
+	}
+
+	@Test
+	void disabledTransactionsKeepPlainPerClusterBeans() {
+		configured().withPropertyValues("tandem.transaction.enabled=false").run((context) -> {
+			assertThat(context).hasNotFailed()
+				.doesNotHaveBean(CrossClusterTransactionManager.class)
+				.doesNotHaveBean(DecisionLog.class)
+				.doesNotHaveBean(KafkaTransactionsEndpoint.class);
+			assertThat(context.getBean("westKafkaTemplate")).isInstanceOf(KafkaTemplate.class);
+		});
+	}
+
+	@Test
+	void userBeansWin() {
+		configured().withUserConfiguration(UserBeans.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(DecisionLog.class)).isSameAs(UserBeans.LOG);
+			assertThat(context.getBean("eastKafkaTemplate")).isSameAs(context.getBean(UserBeans.class).eastTemplate);
+		});
+	}
+
+	@Test
+	void withoutSpringKafkaTheCoreBeansStillWork() {
+		configured().withClassLoader(new FilteredClassLoader(KafkaTemplate.class)).run((context) -> {
+			assertThat(context).hasNotFailed().hasSingleBean(CrossClusterTransactionManager.class);
+			assertThat(context.containsBean("eastKafkaTemplate")).isFalse();
+			assertThat(context.getBean("eastTandemTemplate")).isInstanceOf(ClusterTransactionalTemplate.class);
+		});
+	}
+
+	@Test
+	void withoutActuatorOrMicrometerTheAppStillStarts() {
+		configured().withClassLoader(new FilteredClassLoader(Endpoint.class, io.micrometer.core.instrument.MeterRegistry.class))
+			.run((context) -> assertThat(context).hasNotFailed()
+				.hasSingleBean(CrossClusterTransactionManager.class)
+				.doesNotHaveBean(KafkaTransactionsEndpoint.class)
+				.doesNotHaveBean(TransactionMetrics.class));
+	}
+
+	@Test
+	void endpointIsPresentWithActuatorAndShowsTheOwner() {
+		configured().withPropertyValues("management.endpoints.web.exposure.include=kafkatransactions").run((context) -> {
+			assertThat(context).hasSingleBean(KafkaTransactionsEndpoint.class);
+			KafkaTransactionsEndpoint.TransactionsDescriptor status = context.getBean(KafkaTransactionsEndpoint.class)
+				.transactions();
+			assertThat(status.owner()).isEqualTo("tests.auto-config-tests");
+			assertThat(status.clusters()).containsExactly("east", "west");
+			assertThat(status.toString()).doesNotContain("bootstrap");
+		});
+	}
+
+	@Test
+	void noClusterIsReportedWithTheProperty() {
+		runner().withPropertyValues("tandem.transaction.id-prefix=p", "tandem.transaction.instance-id=i")
+			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())
+				.contains("'tandem.clusters'"));
+	}
+
+	@Test
+	void missingInstanceIdIsReportedWithTheProperty() {
+		runner().withPropertyValues("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
+				"tandem.transaction.id-prefix=p").run((context) -> {
+					FailureAnalysis analysis = analysis(context.getStartupFailure());
+					assertThat(analysis.getDescription()).contains("tandem.transaction.instance-id");
+					assertThat(analysis.getAction()).contains("tandem.transaction.instance-id");
+				});
+	}
+
+	@Test
+	void missingIdPrefixFallsBackToTheApplicationNameOrIsReported() {
+		runner().withPropertyValues("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
+				"tandem.transaction.instance-id=i")
+			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())
+				.contains("tandem.transaction.id-prefix"));
+		runner().withPropertyValues("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
+				"tandem.transaction.instance-id=i", "spring.application.name=my-app")
+			.run((context) -> assertThat(context.getBean(CrossClusterTransactionManager.class).owner())
+				.isEqualTo("my-app.i"));
+	}
+
+	@Test
+	void clusterWithoutBootstrapServersIsReported() {
+		runner().withPropertyValues("tandem.clusters.east.properties.security.protocol=SSL",
+				"tandem.transaction.enabled=false")
+			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())
+				.contains("tandem.clusters.east.bootstrap-servers"));
+	}
+
+	@Test
+	void remoteCoordinatorWithoutPeersIsReported() {
+		configured().withPropertyValues("tandem.coordinator.mode=remote")
+			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())
+				.contains("tandem.coordinator.peers"));
+	}
+
+	@Test
+	void unwritableDataDirIsReported() throws Exception {
+		Path file = Files.createFile(this.dataDir.resolve("not-a-directory"));
+		configured().withPropertyValues("tandem.coordinator.data-dir=" + file.resolve("coordinator"))
+			.run((context) -> {
+				FailureAnalysis analysis = analysis(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("tandem.coordinator.data-dir");
+				assertThat(analysis.getAction()).contains("writable");
+			});
+	}
+
+	private static FailureAnalysis analysis(Throwable failure) {
+		assertThat(failure).isNotNull();
+		Throwable cause = failure;
+		while (cause != null && !(cause instanceof TandemConfigurationException)) {
+			cause = cause.getCause();
+		}
+		assertThat(cause).as("a TandemConfigurationException in %s", failure).isNotNull();
+		FailureAnalysis analysis = new TandemConfigurationFailureAnalyzer().analyze(failure);
+		assertThat(analysis).isNotNull();
+		return analysis;
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserBeans {
+
+		static final DecisionLog LOG = new NoDecisionLog();
+
+		final KafkaTemplate<Object, Object> eastTemplate = new KafkaTemplate<>(
+				new org.springframework.kafka.core.DefaultKafkaProducerFactory<>(java.util.Map.of(
+						"bootstrap.servers", "localhost:1")));
+
+		@Bean
+		DecisionLog userDecisionLog() {
+			return LOG;
+		}
+
+		@Bean
+		KafkaTemplate<Object, Object> eastKafkaTemplate() {
+			return this.eastTemplate;
+		}
+
+	}
+
+	/**
+	 * A user's decision log with no in-doubt transactions.
+	 */
+	static final class NoDecisionLog implements DecisionLog {
+
+		@Override
+		public Decision decide(Decision decision, Duration timeout) {
+			return decision;
+		}
+
+		@Override
+		public void complete(String transactionId) {
+		}
+
+		@Override
+		public void abort(String transactionId, String owner, Duration timeout) {
+		}
+
+		@Override
+		public DecisionState state(String transactionId, Duration timeout) {
+			return DecisionState.UNKNOWN;
+		}
+
+		@Override
+		public List<Decision> inDoubt(String owner, Duration timeout) {
+			return List.of();
+		}
+
+		@Override
+		public void close() {
+		}
+
+	}
+
+}
