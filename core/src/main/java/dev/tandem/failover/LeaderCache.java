@@ -1,0 +1,522 @@
+package dev.tandem.failover;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.tandem.failover.LeaderSource.LeaderTerm;
+
+/**
+ * The partition leaders one Kafka client knows, with how often and how fast they changed:
+ * per partition the leader id, leader epoch, endpoint, when it last changed, the number of
+ * changes and the last failover duration (KIP-951's leader discovery made visible).
+ * <p>
+ * <b>Fed from the client itself, never from extra requests.</b> A cache is created by the
+ * client's interceptor ({@link LeaderTrackingProducerInterceptor},
+ * {@link LeaderTrackingConsumerInterceptor}; see
+ * {@link LeaderCacheRegistry#instrument}) and attached to the client's metadata by
+ * {@link LeaderCacheRegistry#bind}. Leaders and epochs are read from the client's cached
+ * metadata (see {@code LeaderSource} for why and how), which kafka-clients updates from
+ * metadata responses and from the leader hints in {@code NOT_LEADER_OR_FOLLOWER} responses.
+ * Producers feed it on every acknowledgement (on the producer's I/O thread: a volatile read
+ * and an identity comparison unless the metadata changed, plus one uncontended lock per
+ * partition); consumers on every non-empty poll. {@link #refresh()} (called by every
+ * {@code describe} method) also picks up changes of partitions without traffic.
+ * <p>
+ * <b>Failover duration.</b> A failover completes at the first success on a partition whose
+ * leader (or leader epoch) differs from the one of the previous success. For producers it
+ * starts at the first attempt of the oldest record in that first successful batch, taken as
+ * the record's create timestamp ({@code RecordMetadata.timestamp()} for producer-assigned
+ * {@code CreateTime}): that record was the first one sent to the old leader and retried. It
+ * is an upper bound that includes {@code linger.ms} and any queueing; if the timestamp is not
+ * plausible (set by the application, or {@code LogAppendTime}), the time since the previous
+ * success is used instead. For consumers the duration is the time since the previous
+ * non-empty fetch from the old leader: the time to resume fetching, exact under steady
+ * traffic, an upper bound otherwise. A partition that moved while idle reports the latency
+ * of its first record on the new leader.
+ * <p>
+ * Instances are thread-safe; descriptors are immutable snapshots.
+ *
+ * @author Tandem
+ * @since 0.1.0
+ * @see <a href="https://cwiki.apache.org/confluence/display/KAFKA/KIP-951%3A+Leader+discovery+optimisations+for+the+client">KIP-951</a>
+ */
+public final class LeaderCache {
+
+	private static final Logger logger = LoggerFactory.getLogger(LeaderCache.class);
+
+	private static final Comparator<PartitionLeaderDescriptor> ORDER = Comparator
+		.comparing(PartitionLeaderDescriptor::topic)
+		.thenComparingInt(PartitionLeaderDescriptor::partition);
+
+	private final String cluster;
+
+	private final String clientId;
+
+	private final ClientType clientType;
+
+	private final long deliveryTimeoutMs;
+
+	private final LeaderCacheListener listener;
+
+	private final LongSupplier clock;
+
+	private final Map<TopicPartition, PartitionState> partitions = new ConcurrentHashMap<>();
+
+	private final Set<String> topics = ConcurrentHashMap.newKeySet();
+
+	private volatile @Nullable LeaderSource source;
+
+	private volatile boolean closed;
+
+	LeaderCache(String cluster, String clientId, ClientType clientType, long deliveryTimeoutMs,
+			LeaderCacheListener listener, LongSupplier clock) {
+		this.cluster = Objects.requireNonNull(cluster, "cluster must not be null");
+		this.clientId = Objects.requireNonNull(clientId, "clientId must not be null");
+		this.clientType = Objects.requireNonNull(clientType, "clientType must not be null");
+		this.deliveryTimeoutMs = deliveryTimeoutMs;
+		this.listener = Objects.requireNonNull(listener, "listener must not be null");
+		this.clock = Objects.requireNonNull(clock, "clock must not be null");
+	}
+
+	/**
+	 * Return the name of the cluster the client talks to.
+	 * @return the cluster name given to {@link LeaderCacheRegistry#instrument}
+	 * @since 0.1.0
+	 */
+	public String cluster() {
+		return this.cluster;
+	}
+
+	/**
+	 * Return the client's {@code client.id}, as kafka-clients resolved it (generated ids such
+	 * as {@code producer-1} included).
+	 * @return the client id
+	 * @since 0.1.0
+	 */
+	public String clientId() {
+		return this.clientId;
+	}
+
+	/**
+	 * Return the kind of client.
+	 * @return {@link ClientType#PRODUCER} or {@link ClientType#CONSUMER}
+	 * @since 0.1.0
+	 */
+	public ClientType clientType() {
+		return this.clientType;
+	}
+
+	/**
+	 * Return whether the cache is attached to its client's metadata
+	 * ({@link LeaderCacheRegistry#bind}); before that it records only successes and failures.
+	 * @return whether bound
+	 * @since 0.1.0
+	 */
+	public boolean isBound() {
+		return this.source != null;
+	}
+
+	/**
+	 * Return whether the client was closed; a closed client's cache is dropped from its
+	 * registry.
+	 * @return whether closed
+	 * @since 0.1.0
+	 */
+	public boolean isClosed() {
+		return this.closed;
+	}
+
+	/**
+	 * Read the client's cached metadata for every partition of every topic the client has
+	 * used, recording leader changes. Cheap (no request to any broker); a no-op when the
+	 * metadata has not changed since the last call.
+	 * @since 0.1.0
+	 */
+	public void refresh() {
+		LeaderSource source = this.source;
+		if (source == null) {
+			return;
+		}
+		Object version;
+		try {
+			version = source.version();
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Cannot read the metadata of client '{}' on cluster '{}'", this.clientId, this.cluster, ex);
+			return;
+		}
+		long nowMs = this.clock.getAsLong();
+		for (String topic : this.topics) {
+			List<Integer> numbers;
+			try {
+				numbers = source.partitions(version, topic);
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Cannot read partitions of '{}' from client '{}' on cluster '{}'", topic, this.clientId,
+						this.cluster, ex);
+				continue;
+			}
+			for (Integer number : numbers) {
+				TopicPartition partition = new TopicPartition(topic, number);
+				PartitionState state = state(partition);
+				LeaderChangeEvent change;
+				synchronized (state) {
+					if (state.version == version) {
+						continue;
+					}
+					change = state.apply(source.leader(version, partition), version, nowMs);
+				}
+				publish(change);
+			}
+		}
+	}
+
+	/**
+	 * Return what the client knows about one partition's leader.
+	 * @param partition the partition
+	 * @return the descriptor, or empty if the client has not used the partition's topic
+	 * @since 0.1.0
+	 */
+	public Optional<PartitionLeaderDescriptor> partition(TopicPartition partition) {
+		refresh();
+		PartitionState state = this.partitions.get(partition);
+		return (state != null) ? Optional.of(state.describe()) : Optional.empty();
+	}
+
+	/**
+	 * Return what the client knows about the leaders of one topic's partitions.
+	 * @param topic the topic
+	 * @return the descriptors ordered by partition, empty if the client has not used the
+	 * topic
+	 * @since 0.1.0
+	 */
+	public List<PartitionLeaderDescriptor> topic(String topic) {
+		refresh();
+		List<PartitionLeaderDescriptor> descriptors = new ArrayList<>();
+		this.partitions.forEach((partition, state) -> {
+			if (partition.topic().equals(topic)) {
+				descriptors.add(state.describe());
+			}
+		});
+		descriptors.sort(ORDER);
+		return descriptors;
+	}
+
+	/**
+	 * Return everything the client knows about partition leaders.
+	 * @return an immutable snapshot
+	 * @since 0.1.0
+	 */
+	public ClientLeadersDescriptor describe() {
+		refresh();
+		List<PartitionLeaderDescriptor> descriptors = new ArrayList<>(this.partitions.size());
+		this.partitions.values().forEach((state) -> descriptors.add(state.describe()));
+		descriptors.sort(ORDER);
+		return describe(descriptors);
+	}
+
+	/**
+	 * Return what the client knows about one topic, as a client descriptor.
+	 */
+	ClientLeadersDescriptor describe(String topic) {
+		return describe(topic(topic));
+	}
+
+	private ClientLeadersDescriptor describe(List<PartitionLeaderDescriptor> descriptors) {
+		LeaderSource source = this.source;
+		return new ClientLeadersDescriptor(this.cluster, this.clientId, this.clientType,
+				source != null && source.epochs(), descriptors);
+	}
+
+	void bind(LeaderSource source) {
+		this.source = source;
+		refresh();
+	}
+
+	void close() {
+		this.closed = true;
+		this.source = null;
+	}
+
+	/**
+	 * Record a producer acknowledgement; called by the interceptor on the producer's I/O
+	 * thread for every record.
+	 */
+	void onAcknowledgement(@Nullable RecordMetadata metadata, @Nullable Exception exception) {
+		if (metadata == null || metadata.partition() < 0) {
+			return;
+		}
+		TopicPartition partition = new TopicPartition(metadata.topic(), metadata.partition());
+		PartitionState state = state(partition);
+		long nowMs = this.clock.getAsLong();
+		LeaderChangeEvent change = null;
+		FailoverEvent failover = null;
+		LeaderSource source = this.source;
+		Object version = (source != null && source.hotPathSafe()) ? source.version() : null;
+		synchronized (state) {
+			if (version != null && state.version != version) {
+				change = state.apply(source.leader(version, partition), version, nowMs);
+			}
+			if (exception == null) {
+				long timestamp = metadata.timestamp();
+				long startMs = (metadata.hasTimestamp() && timestamp <= nowMs
+						&& nowMs - timestamp <= this.deliveryTimeoutMs) ? timestamp : state.lastSuccessMs;
+				failover = state.success(nowMs, startMs);
+			}
+			else {
+				state.failure(exception);
+			}
+		}
+		publish(change);
+		publish(failover);
+	}
+
+	/**
+	 * Record the records a consumer's poll returned; called by the interceptor on the polling
+	 * thread.
+	 */
+	void onConsume(ConsumerRecords<?, ?> records) {
+		if (records.isEmpty()) {
+			return;
+		}
+		LeaderSource source = this.source;
+		Object version = (source != null) ? source.version() : null;
+		long nowMs = this.clock.getAsLong();
+		for (TopicPartition partition : records.partitions()) {
+			List<? extends ConsumerRecord<?, ?>> fetched = records.records(partition);
+			int recordEpoch = fetched.isEmpty() ? LeaderTerm.UNKNOWN
+					: fetched.get(fetched.size() - 1).leaderEpoch().orElse(LeaderTerm.UNKNOWN);
+			PartitionState state = state(partition);
+			LeaderChangeEvent change = null;
+			FailoverEvent failover;
+			synchronized (state) {
+				if (version != null && state.version != version) {
+					change = state.apply(source.leader(version, partition), version, nowMs);
+				}
+				if (recordEpoch > state.leaderEpoch && (version == null || state.leaderId == LeaderTerm.UNKNOWN)) {
+					// only the records tell: a newer epoch than any seen
+					LeaderChangeEvent recordChange = state.apply(
+							new LeaderTerm(state.leaderId, recordEpoch, state.leaderNode), state.version, nowMs);
+					change = (change != null) ? change : recordChange;
+				}
+				failover = state.success(nowMs, state.lastSuccessMs);
+			}
+			publish(change);
+			publish(failover);
+		}
+	}
+
+	private PartitionState state(TopicPartition partition) {
+		PartitionState state = this.partitions.get(partition);
+		if (state != null) {
+			return state;
+		}
+		this.topics.add(partition.topic());
+		return this.partitions.computeIfAbsent(partition, PartitionState::new);
+	}
+
+	private void publish(@Nullable LeaderChangeEvent event) {
+		if (event == null) {
+			return;
+		}
+		logger.debug("Client '{}' on cluster '{}' sees leader {} (epoch {}) for {}-{}, was {}", this.clientId,
+				this.cluster, event.leaderId(), event.leaderEpoch(), event.topic(), event.partition(),
+				event.previousLeaderId());
+		try {
+			this.listener.leaderChanged(event);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Leader cache listener failed for client '{}' on cluster '{}'", this.clientId, this.cluster,
+					ex);
+		}
+	}
+
+	private void publish(@Nullable FailoverEvent event) {
+		if (event == null) {
+			return;
+		}
+		logger.debug("Client '{}' on cluster '{}' failed over {}-{} from leader {} to {} in {} ms", this.clientId,
+				this.cluster, event.topic(), event.partition(), event.previousLeaderId(), event.leaderId(),
+				event.duration().toMillis());
+		try {
+			this.listener.failoverCompleted(event);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Leader cache listener failed for client '{}' on cluster '{}'", this.clientId, this.cluster,
+					ex);
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "LeaderCache{cluster=" + this.cluster + ", clientId=" + this.clientId + ", type=" + this.clientType
+				+ ", partitions=" + this.partitions.size() + "}";
+	}
+
+	/**
+	 * Mutable state of one partition, guarded by its own monitor.
+	 */
+	private final class PartitionState {
+
+		private static final int NONE = -2;
+
+		private final TopicPartition partition;
+
+		/** Metadata version last applied, by identity. */
+		private @Nullable Object version;
+
+		private int leaderId = LeaderTerm.UNKNOWN;
+
+		private int leaderEpoch = LeaderTerm.UNKNOWN;
+
+		private @Nullable Node leaderNode;
+
+		/** Last known leader (never UNKNOWN once set), to count changes across gaps. */
+		private int knownLeaderId = NONE;
+
+		private int knownLeaderEpoch = LeaderTerm.UNKNOWN;
+
+		private long lastChangeMs = -1;
+
+		private long changes;
+
+		/** Leader at the last success; NONE before the first. */
+		private int successLeaderId = NONE;
+
+		private int successLeaderEpoch = LeaderTerm.UNKNOWN;
+
+		private long lastSuccessMs = -1;
+
+		private long successes;
+
+		private long failures;
+
+		private @Nullable String lastError;
+
+		private long lastFailoverDurationMs = -1;
+
+		private long lastFailoverMs = -1;
+
+		private long failovers;
+
+		PartitionState(TopicPartition partition) {
+			this.partition = partition;
+		}
+
+		@Nullable LeaderChangeEvent apply(@Nullable LeaderTerm term, @Nullable Object version, long nowMs) {
+			this.version = version;
+			if (term == null) {
+				return null;
+			}
+			if (term.leaderEpoch() != LeaderTerm.UNKNOWN && this.leaderEpoch != LeaderTerm.UNKNOWN
+					&& term.leaderEpoch() < this.leaderEpoch) {
+				return null; // stale
+			}
+			this.leaderId = term.leaderId();
+			this.leaderEpoch = (term.leaderEpoch() != LeaderTerm.UNKNOWN) ? term.leaderEpoch() : this.leaderEpoch;
+			this.leaderNode = (term.node() != null || term.leaderId() == LeaderTerm.UNKNOWN) ? term.node()
+					: this.leaderNode;
+			if (this.leaderId == LeaderTerm.UNKNOWN) {
+				return null; // leaderless for now; counted when a leader appears
+			}
+			if (this.knownLeaderId == NONE) {
+				this.knownLeaderId = this.leaderId;
+				this.knownLeaderEpoch = this.leaderEpoch;
+				return null; // first leader seen: not a change
+			}
+			boolean sameLeader = this.knownLeaderId == this.leaderId;
+			boolean sameEpoch = this.knownLeaderEpoch == this.leaderEpoch || this.leaderEpoch == LeaderTerm.UNKNOWN
+					|| this.knownLeaderEpoch == LeaderTerm.UNKNOWN;
+			if (sameLeader && sameEpoch) {
+				this.knownLeaderEpoch = (this.leaderEpoch != LeaderTerm.UNKNOWN) ? this.leaderEpoch
+						: this.knownLeaderEpoch;
+				return null;
+			}
+			int previousId = this.knownLeaderId;
+			int previousEpoch = this.knownLeaderEpoch;
+			this.knownLeaderId = this.leaderId;
+			this.knownLeaderEpoch = this.leaderEpoch;
+			this.changes++;
+			this.lastChangeMs = nowMs;
+			return new LeaderChangeEvent(LeaderCache.this.cluster, LeaderCache.this.clientId,
+					LeaderCache.this.clientType, this.partition.topic(), this.partition.partition(), previousId,
+					nullable(previousEpoch), this.leaderId, nullable(this.leaderEpoch), endpoint(this.leaderNode),
+					Instant.ofEpochMilli(nowMs));
+		}
+
+		@Nullable FailoverEvent success(long nowMs, long startMs) {
+			FailoverEvent event = null;
+			if (this.leaderId != LeaderTerm.UNKNOWN && this.successLeaderId != NONE) {
+				boolean sameLeader = this.successLeaderId == this.leaderId;
+				boolean sameEpoch = this.successLeaderEpoch == this.leaderEpoch
+						|| this.successLeaderEpoch == LeaderTerm.UNKNOWN || this.leaderEpoch == LeaderTerm.UNKNOWN;
+				if (!sameLeader || !sameEpoch) {
+					long durationMs = (startMs >= 0) ? Math.max(0, nowMs - startMs) : 0;
+					this.lastFailoverDurationMs = durationMs;
+					this.lastFailoverMs = nowMs;
+					this.failovers++;
+					event = new FailoverEvent(LeaderCache.this.cluster, LeaderCache.this.clientId,
+							LeaderCache.this.clientType, this.partition.topic(), this.partition.partition(),
+							nullable(this.successLeaderId), this.leaderId, nullable(this.leaderEpoch),
+							Duration.ofMillis(durationMs), Instant.ofEpochMilli(nowMs));
+				}
+			}
+			if (this.leaderId != LeaderTerm.UNKNOWN) {
+				this.successLeaderId = this.leaderId;
+				this.successLeaderEpoch = this.leaderEpoch;
+			}
+			this.lastSuccessMs = nowMs;
+			this.successes++;
+			return event;
+		}
+
+		void failure(Exception exception) {
+			this.failures++;
+			this.lastError = exception.getClass().getSimpleName() + ": " + exception.getMessage();
+		}
+
+		synchronized PartitionLeaderDescriptor describe() {
+			Node node = this.leaderNode;
+			boolean hasLeader = this.leaderId != LeaderTerm.UNKNOWN;
+			return new PartitionLeaderDescriptor(this.partition.topic(), this.partition.partition(),
+					hasLeader ? this.leaderId : null, nullable(this.leaderEpoch),
+					(hasLeader && node != null) ? endpoint(node) : null,
+					(hasLeader && node != null) ? node.rack() : null, instant(this.lastChangeMs), this.changes,
+					(this.lastFailoverDurationMs >= 0) ? Duration.ofMillis(this.lastFailoverDurationMs) : null,
+					instant(this.lastFailoverMs), this.failovers, instant(this.lastSuccessMs), this.successes,
+					this.failures, this.lastError);
+		}
+
+		private static @Nullable Integer nullable(int value) {
+			return (value >= 0) ? value : null;
+		}
+
+		private static @Nullable Instant instant(long epochMillis) {
+			return (epochMillis >= 0) ? Instant.ofEpochMilli(epochMillis) : null;
+		}
+
+		private static String endpoint(@Nullable Node node) {
+			return (node != null) ? node.host() + ":" + node.port() : "unknown";
+		}
+
+	}
+
+}
