@@ -18,7 +18,8 @@ import org.springframework.core.type.AnnotationMetadata;
 
 /**
  * Base of the registrars that add one bean per configured cluster, named
- * {@code <cluster><Suffix>}; a bean of that name defined by the user wins.
+ * {@code <cluster><Suffix>}; a bean of that name defined by the user wins. The beans are not
+ * default autowire candidates: inject them with {@code @Qualifier("<cluster><Suffix>")}.
  *
  * @since 0.1.0
  */
@@ -76,7 +77,7 @@ public abstract class ClusterBeanRegistrar implements ImportBeanDefinitionRegist
 	 * @param registry the registry
 	 * @param name the bean name
 	 * @param type the bean type
-	 * @param cluster the cluster, used as qualifier
+	 * @param cluster the cluster
 	 * @param supplier creates the bean
 	 */
 	protected <T> void registerIfMissing(BeanDefinitionRegistry registry, String name, Class<T> type, String cluster,
@@ -85,8 +86,10 @@ public abstract class ClusterBeanRegistrar implements ImportBeanDefinitionRegist
 			return;
 		}
 		RootBeanDefinition definition = new RootBeanDefinition(type, supplier);
-		definition.addQualifier(new org.springframework.beans.factory.support.AutowireCandidateQualifier(
-				org.springframework.beans.factory.annotation.Qualifier.class, cluster));
+		// Injected only where asked for by name, @Qualifier("<cluster><Suffix>"), so that beans that
+		// inject one ProducerFactory, ConsumerFactory or KafkaTemplate by type (Spring Boot's own
+		// Kafka auto-configuration among them) are not confused by one bean per cluster.
+		definition.setDefaultCandidate(false);
 		registry.registerBeanDefinition(name, definition);
 	}
 

@@ -13,7 +13,8 @@ import dev.tandem.autoconfigure.transaction.TandemTransactionAutoConfiguration;
  *
  * @since 0.1.0
  */
-@AutoConfiguration(after = TandemTransactionAutoConfiguration.class)
+@AutoConfiguration(after = TandemTransactionAutoConfiguration.class,
+		afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
 @ConditionalOnClass(KafkaTemplate.class)
 @Import(TandemKafkaBeansRegistrar.class)
 public class TandemKafkaAutoConfiguration {

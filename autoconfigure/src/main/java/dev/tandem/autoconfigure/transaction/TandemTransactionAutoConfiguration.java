@@ -41,7 +41,8 @@ import dev.tandem.transaction.TransactionStatistics;
  *
  * @since 0.1.0
  */
-@AutoConfiguration(after = TandemCoordinatorAutoConfiguration.class)
+@AutoConfiguration(after = TandemCoordinatorAutoConfiguration.class,
+		afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
 @ConditionalOnProperty(prefix = "tandem.transaction", name = "enabled", matchIfMissing = true)
 @Import({ ClusterTransactionalTemplateRegistrar.class, TandemTransactionAutoConfiguration.AutoProxyRegistrar.class })
 public class TandemTransactionAutoConfiguration {
