@@ -1,0 +1,511 @@
+package dev.tandem.coordinator.client;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.tandem.coordinator.state.Command;
+import dev.tandem.coordinator.state.DecisionCodec;
+import dev.tandem.coordinator.state.DecisionTable;
+import dev.tandem.coordinator.state.Operation;
+import dev.tandem.coordinator.state.OperationResult;
+import dev.tandem.coordinator.state.Query;
+import dev.tandem.coordinator.state.QueryReply;
+import dev.tandem.transaction.Decision;
+import dev.tandem.transaction.DecisionLog;
+import dev.tandem.transaction.DecisionLogException;
+import dev.tandem.transaction.DecisionState;
+import org.apache.ratis.RaftConfigKeys;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.ExponentialBackoffRetry;
+import org.apache.ratis.retry.RetryPolicy;
+import org.apache.ratis.rpc.SupportedRpcType;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.apache.ratis.util.TimeDuration;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A {@link DecisionLog} on Tandem's Raft-replicated coordinator (Apache Ratis over gRPC).
+ * <ul>
+ * <li>{@link #decide} and {@link #abort} use group commit: concurrent calls share one Raft log
+ * entry (up to {@link Builder#maxBatchSize(int)} operations), and each caller gets its own
+ * result.</li>
+ * <li>{@link #complete} is asynchronous: completions are queued and written in batches every
+ * {@link Builder#completionLinger(Duration) few milliseconds}; {@link #close()} flushes
+ * them.</li>
+ * <li>{@link #state} and {@link #inDoubt} are linearizable reads (ReadIndex, Raft thesis §6.4),
+ * served by the leader or by {@link Builder#readFrom(String) a chosen peer}.</li>
+ * <li>Completed and aborted records older than {@link Builder#retention(Duration)} are purged
+ * every {@link Builder#purgeInterval(Duration)}.</li>
+ * </ul>
+ * Requests to a non-leader are redirected by the NotLeader reply's leader hint; failed
+ * attempts are retried with exponential backoff. Thread-safe.
+ *
+ * @since 0.1.0
+ */
+public final class RatisDecisionLog implements DecisionLog {
+
+	private static final Logger logger = LoggerFactory.getLogger(RatisDecisionLog.class);
+
+	private static final AtomicInteger instances = new AtomicInteger();
+
+	private final RaftClient client;
+
+	private final CoordinatorGroup group;
+
+	private final @Nullable RaftPeerId readFrom;
+
+	private final CommandBatcher batcher;
+
+	private final @Nullable ScheduledExecutorService purger;
+
+	private final Duration closeTimeout;
+
+	private final AtomicBoolean closed = new AtomicBoolean();
+
+	private RatisDecisionLog(Builder builder) {
+		this.group = builder.group;
+		this.readFrom = (builder.readFrom != null) ? RaftPeerId.valueOf(builder.readFrom) : null;
+		this.closeTimeout = builder.closeTimeout;
+		this.client = RaftClient.newBuilder()
+			.setClientId(ClientId.randomId())
+			.setRaftGroup(this.group.toRaftGroup())
+			.setProperties(builder.clientProperties())
+			.setRetryPolicy(builder.retryPolicy())
+			.build();
+		String name = "tandem-decision-log-" + instances.incrementAndGet();
+		this.batcher = new CommandBatcher(name, this::send, builder.maxBatchSize, builder.maxInFlightBatches,
+				builder.completionLinger);
+		if (builder.purgeInterval.isZero()) {
+			this.purger = null;
+		}
+		else {
+			long retentionMs = builder.retention.toMillis();
+			this.purger = Executors.newSingleThreadScheduledExecutor((runnable) -> {
+				Thread thread = new Thread(runnable, name + "-purge");
+				thread.setDaemon(true);
+				return thread;
+			});
+			long periodMs = builder.purgeInterval.toMillis();
+			this.purger.scheduleWithFixedDelay(() -> schedulePurge(retentionMs), periodMs, periodMs,
+					TimeUnit.MILLISECONDS);
+		}
+	}
+
+	/**
+	 * Starts configuring a decision log client of a coordinator group.
+	 * @param group the coordinator's group (same id and peers as its servers)
+	 * @return a builder
+	 */
+	public static Builder builder(CoordinatorGroup group) {
+		return new Builder(group);
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Batched with concurrent calls into one Raft log entry.
+	 * @throws DecisionLogException if the write failed, or its outcome is unknown after the
+	 *     timeout (it may still be applied later), or this log is closed
+	 * @throws IllegalStateException if the transaction id is recorded as aborted
+	 */
+	@Override
+	public Decision decide(Decision decision, Duration timeout) throws DecisionLogException {
+		OperationResult result = await(this.batcher.submit(new Operation.Decide(decision)), timeout,
+				"decide " + decision.transactionId());
+		if (result instanceof OperationResult.Decided decided) {
+			return decided.decision();
+		}
+		if (result instanceof OperationResult.AbortConflict) {
+			throw new IllegalStateException(
+					"Transaction " + decision.transactionId() + " is recorded as aborted: it cannot be decided");
+		}
+		throw new DecisionLogException("Unexpected result " + result + " to decide " + decision.transactionId());
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Queued and written with other completions within {@link Builder#completionLinger}; a
+	 * failed write is logged, not thrown.
+	 * @throws DecisionLogException if this log is closed
+	 */
+	@Override
+	public void complete(String transactionId) throws DecisionLogException {
+		this.batcher.submitLazy(new Operation.Complete(transactionId));
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * A no-op when the transaction id is already decided or completed: an abort never
+	 * overrides a decision (read {@link #state} to learn which won).
+	 * @throws DecisionLogException if the write failed, timed out, or this log is closed
+	 */
+	@Override
+	public void abort(String transactionId, String owner, Duration timeout) throws DecisionLogException {
+		OperationResult result = await(this.batcher.submit(new Operation.Abort(transactionId, owner)), timeout,
+				"abort " + transactionId);
+		if (result instanceof OperationResult.StateAfter after && after.state() != DecisionState.ABORTED) {
+			logger.debug("Abort of {} (owner {}) ignored: the transaction is already {}", transactionId, owner,
+					after.state());
+		}
+	}
+
+	@Override
+	public DecisionState state(String transactionId, Duration timeout) throws DecisionLogException {
+		QueryReply reply = query(new Query.StateQuery(transactionId), timeout, "state of " + transactionId);
+		return ((QueryReply.StateReply) reply).state();
+	}
+
+	@Override
+	public List<Decision> inDoubt(String owner, Duration timeout) throws DecisionLogException {
+		QueryReply reply = query(new Query.InDoubtQuery(owner), timeout, "in-doubt transactions of " + owner);
+		return ((QueryReply.InDoubtReply) reply).decisions();
+	}
+
+	/**
+	 * Counts the records per state (a linearizable read).
+	 * @param timeout how long to wait
+	 * @return the counts
+	 * @throws DecisionLogException if the read failed or timed out
+	 */
+	public DecisionTable.Counts counts(Duration timeout) throws DecisionLogException {
+		return ((QueryReply.CountsReply) query(new Query.CountsQuery(), timeout, "counts")).counts();
+	}
+
+	/**
+	 * Purges completed and aborted records that finished more than {@code retention} ago (by
+	 * this client's clock) and waits for it.
+	 * @param retention how long finished records are kept, zero or more
+	 * @param timeout how long to wait
+	 * @return the number of purged records
+	 * @throws DecisionLogException if the write failed, timed out, or this log is closed
+	 */
+	public int purge(Duration retention, Duration timeout) throws DecisionLogException {
+		OperationResult result = await(this.batcher.submit(new Operation.Purge(retention.toMillis())), timeout,
+				"purge");
+		return ((OperationResult.Purged) result).count();
+	}
+
+	/**
+	 * Returns the number of commands (Raft log entries) this client has sent.
+	 * @return the count, zero or more
+	 */
+	public long commandsSent() {
+		return this.batcher.commandsSent();
+	}
+
+	/**
+	 * Returns the number of operations (decisions, completions, aborts, purges) this client
+	 * has sent; divided by {@link #commandsSent()} it is the group-commit factor.
+	 * @return the count, zero or more
+	 */
+	public long operationsSent() {
+		return this.batcher.operationsSent();
+	}
+
+	/**
+	 * Returns the coordinator group this client talks to.
+	 * @return the group
+	 */
+	public CoordinatorGroup group() {
+		return this.group;
+	}
+
+	/**
+	 * Flushes queued completions (waiting up to {@link Builder#closeTimeout(Duration)}), then
+	 * closes the Ratis client. Idempotent.
+	 */
+	@Override
+	public void close() {
+		if (!this.closed.compareAndSet(false, true)) {
+			return;
+		}
+		if (this.purger != null) {
+			this.purger.shutdownNow();
+		}
+		if (!this.batcher.close(this.closeTimeout)) {
+			logger.warn("Decision log of {} closed before every queued operation was answered (waited {})", this.group,
+					this.closeTimeout);
+		}
+		try {
+			this.client.close();
+		}
+		catch (Exception ex) {
+			logger.warn("Closing the Ratis client of {} failed: {}", this.group, ex.toString());
+		}
+	}
+
+	private void schedulePurge(long retentionMs) {
+		try {
+			this.batcher.submitLazy(new Operation.Purge(retentionMs));
+		}
+		catch (DecisionLogException ex) {
+			logger.debug("Purge not scheduled: {}", ex.getMessage());
+		}
+	}
+
+	private CompletableFuture<List<OperationResult>> send(Command command) {
+		Message message = Message.valueOf(UnsafeByteOperations.unsafeWrap(DecisionCodec.encodeCommand(command)));
+		return this.client.async().send(message).thenApply((reply) -> {
+			checkSuccess(reply);
+			return DecisionCodec.decodeResults(reply.getMessage().getContent().newInput());
+		});
+	}
+
+	private QueryReply query(Query query, Duration timeout, String what) {
+		if (this.closed.get()) {
+			throw new DecisionLogException("Decision log of " + this.group + " is closed");
+		}
+		Message message = Message.valueOf(UnsafeByteOperations.unsafeWrap(DecisionCodec.encodeQuery(query)));
+		CompletableFuture<RaftClientReply> reply = (this.readFrom != null)
+				? this.client.async().sendReadOnly(message, this.readFrom) : this.client.async().sendReadOnly(message);
+		return await(reply.thenApply((r) -> {
+			checkSuccess(r);
+			return DecisionCodec.decodeReply(r.getMessage().getContent().newInput());
+		}), timeout, what);
+	}
+
+	private static void checkSuccess(RaftClientReply reply) {
+		if (!reply.isSuccess()) {
+			throw new CompletionException(new DecisionLogException(
+					"Coordinator refused the request: " + reply.getException(), reply.getException()));
+		}
+	}
+
+	private <T> T await(CompletableFuture<T> future, Duration timeout, String what) {
+		try {
+			return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException ex) {
+			throw new DecisionLogException("No answer from the coordinator " + this.group.peers().keySet() + " to "
+					+ what + " within " + timeout + "; the outcome is unknown", ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new DecisionLogException("Interrupted while waiting for " + what + "; the outcome is unknown", ex);
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = ex.getCause();
+			if (cause instanceof DecisionLogException logException) {
+				throw new DecisionLogException(what + " failed: " + logException.getMessage(), logException);
+			}
+			throw new DecisionLogException(what + " failed: " + cause, cause);
+		}
+	}
+
+	/**
+	 * Settings of a {@link RatisDecisionLog}.
+	 *
+	 * @since 0.1.0
+	 */
+	public static final class Builder {
+
+		private final CoordinatorGroup group;
+
+		private Duration requestTimeout = Duration.ofSeconds(3);
+
+		private Duration retryBaseSleep = Duration.ofMillis(50);
+
+		private Duration retryMaxSleep = Duration.ofSeconds(2);
+
+		private int retryMaxAttempts = 20;
+
+		private int maxBatchSize = 256;
+
+		private int maxInFlightBatches = 2;
+
+		private Duration completionLinger = Duration.ofMillis(5);
+
+		private Duration retention = Duration.ofDays(7);
+
+		private Duration purgeInterval = Duration.ofMinutes(10);
+
+		private Duration closeTimeout = Duration.ofSeconds(5);
+
+		private @Nullable String readFrom;
+
+		private Builder(CoordinatorGroup group) {
+			this.group = Objects.requireNonNull(group, "group");
+		}
+
+		/**
+		 * Sets how long one attempt of a request may take before Ratis retries it.
+		 * @param timeout the per-attempt timeout, positive (default 3 s)
+		 * @return this builder
+		 */
+		public Builder requestTimeout(Duration timeout) {
+			this.requestTimeout = positive(timeout, "requestTimeout");
+			return this;
+		}
+
+		/**
+		 * Sets the retry policy: exponential backoff with random jitter from {@code baseSleep}
+		 * up to {@code maxSleep}, at most {@code maxAttempts} attempts (Ratis' default retries
+		 * in a busy loop).
+		 * @param baseSleep the first backoff, positive (default 50 ms)
+		 * @param maxSleep the largest backoff, at least {@code baseSleep} (default 2 s)
+		 * @param maxAttempts the number of attempts, 1 or more (default 20)
+		 * @return this builder
+		 * @throws IllegalArgumentException if a value is out of range
+		 */
+		public Builder retry(Duration baseSleep, Duration maxSleep, int maxAttempts) {
+			positive(baseSleep, "baseSleep");
+			if (maxSleep.compareTo(baseSleep) < 0 || maxAttempts < 1) {
+				throw new IllegalArgumentException("Invalid retry settings: baseSleep=" + baseSleep + ", maxSleep="
+						+ maxSleep + ", maxAttempts=" + maxAttempts);
+			}
+			this.retryBaseSleep = baseSleep;
+			this.retryMaxSleep = maxSleep;
+			this.retryMaxAttempts = maxAttempts;
+			return this;
+		}
+
+		/**
+		 * Sets the largest number of operations in one command (one Raft log entry).
+		 * @param operations the limit, 1 or more (default 256)
+		 * @return this builder
+		 */
+		public Builder maxBatchSize(int operations) {
+			if (operations < 1) {
+				throw new IllegalArgumentException("maxBatchSize must be at least 1: " + operations);
+			}
+			this.maxBatchSize = operations;
+			return this;
+		}
+
+		/**
+		 * Sets how many commands may await their reply at once; while that many are in
+		 * flight, new operations queue up and leave together.
+		 * @param commands the limit, 1 or more (default 2)
+		 * @return this builder
+		 */
+		public Builder maxInFlightBatches(int commands) {
+			if (commands < 1) {
+				throw new IllegalArgumentException("maxInFlightBatches must be at least 1: " + commands);
+			}
+			this.maxInFlightBatches = commands;
+			return this;
+		}
+
+		/**
+		 * Sets how long a completion may wait for others before it is written alone.
+		 * @param linger the delay, zero or more (default 5 ms)
+		 * @return this builder
+		 */
+		public Builder completionLinger(Duration linger) {
+			if (linger.isNegative()) {
+				throw new IllegalArgumentException("completionLinger must not be negative: " + linger);
+			}
+			this.completionLinger = linger;
+			return this;
+		}
+
+		/**
+		 * Sets how long completed and aborted records are kept before they are purged; keep it
+		 * far above any transaction timeout, since a purged id reads as unknown.
+		 * @param retention the retention, zero or more (default 7 days)
+		 * @return this builder
+		 */
+		public Builder retention(Duration retention) {
+			if (retention.isNegative()) {
+				throw new IllegalArgumentException("retention must not be negative: " + retention);
+			}
+			this.retention = retention;
+			return this;
+		}
+
+		/**
+		 * Sets how often this client asks the coordinator to purge; {@link Duration#ZERO}
+		 * disables purging by this client.
+		 * @param interval the interval, zero or more (default 10 minutes)
+		 * @return this builder
+		 */
+		public Builder purgeInterval(Duration interval) {
+			if (interval.isNegative()) {
+				throw new IllegalArgumentException("purgeInterval must not be negative: " + interval);
+			}
+			this.purgeInterval = interval;
+			return this;
+		}
+
+		/**
+		 * Sets how long {@link RatisDecisionLog#close()} waits for queued operations.
+		 * @param timeout the timeout, positive (default 5 s)
+		 * @return this builder
+		 */
+		public Builder closeTimeout(Duration timeout) {
+			this.closeTimeout = positive(timeout, "closeTimeout");
+			return this;
+		}
+
+		/**
+		 * Sets the peer that serves linearizable reads ({@code state}, {@code inDoubt}), so
+		 * followers can share the read load; by default the leader.
+		 * @param peerId a peer id of the group, or {@code null} for the leader
+		 * @return this builder
+		 * @throws IllegalArgumentException if the group has no such peer
+		 */
+		public Builder readFrom(@Nullable String peerId) {
+			if (peerId != null && !this.group.peers().containsKey(peerId)) {
+				throw new IllegalArgumentException("Peer '" + peerId + "' is not in " + this.group);
+			}
+			this.readFrom = peerId;
+			return this;
+		}
+
+		/**
+		 * Creates the client; it connects lazily, so the coordinator need not be up yet.
+		 * @return the decision log
+		 */
+		public RatisDecisionLog build() {
+			return new RatisDecisionLog(this);
+		}
+
+		RaftProperties clientProperties() {
+			RaftProperties properties = new RaftProperties();
+			RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.GRPC);
+			RaftClientConfigKeys.Rpc.setRequestTimeout(properties, timeDuration(this.requestTimeout));
+			return properties;
+		}
+
+		RetryPolicy retryPolicy() {
+			return ExponentialBackoffRetry.newBuilder()
+				.setBaseSleepTime(timeDuration(this.retryBaseSleep))
+				.setMaxSleepTime(timeDuration(this.retryMaxSleep))
+				.setMaxAttempts(this.retryMaxAttempts)
+				.build();
+		}
+
+		private static Duration positive(Duration duration, String name) {
+			if (duration.isNegative() || duration.isZero()) {
+				throw new IllegalArgumentException(name + " must be positive: " + duration);
+			}
+			return duration;
+		}
+
+		private static TimeDuration timeDuration(Duration duration) {
+			return TimeDuration.valueOf(duration.toMillis(), TimeUnit.MILLISECONDS);
+		}
+
+	}
+
+}

@@ -1,0 +1,310 @@
+package dev.tandem.coordinator.server;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+import dev.tandem.coordinator.state.Command;
+import dev.tandem.coordinator.state.DecisionCodec;
+import dev.tandem.coordinator.state.DecisionCodecException;
+import dev.tandem.coordinator.state.DecisionTable;
+import dev.tandem.coordinator.state.Operation;
+import dev.tandem.coordinator.state.OperationResult;
+import dev.tandem.coordinator.state.Query;
+import dev.tandem.coordinator.state.QueryReply;
+import dev.tandem.coordinator.state.TransactionRecord;
+import org.apache.ratis.io.MD5Hash;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.raftlog.RaftLog;
+import org.apache.ratis.server.storage.FileInfo;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.StateMachineStorage;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
+import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.apache.ratis.util.MD5FileUtil;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Apache Ratis adapter over a {@link DecisionTable}: commands are validated in
+ * {@link #startTransaction}, applied only in {@link #applyTransaction}, queries are read-only;
+ * snapshots are one {@link DecisionCodec} snapshot file per term-index in a
+ * {@link SimpleStateMachineStorage}.
+ * <p>
+ * With {@code raft.server.read.option=LINEARIZABLE} (set by {@link CoordinatorServer}), Ratis
+ * runs {@link #query} only after the ReadIndex of the read is applied (Raft thesis §6.4), so a
+ * follower serves reads without stale answers (KIP-996 applies the same idea to KRaft).
+ * <p>
+ * Thread-safe: applies run on Ratis' single state machine updater thread; queries may run on
+ * any thread and take a read lock.
+ *
+ * @since 0.1.0
+ */
+public class DecisionStateMachine extends BaseStateMachine {
+
+	private static final Logger logger = LoggerFactory.getLogger(DecisionStateMachine.class);
+
+	private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+
+	private final DecisionTable table = new DecisionTable();
+
+	private final ReadWriteLock lock = new ReentrantReadWriteLock();
+
+	private final AtomicLong appliedEntries = new AtomicLong();
+
+	private final AtomicLong appliedOperations = new AtomicLong();
+
+	private final AtomicLong appliedDecisions = new AtomicLong();
+
+	private volatile long loadedSnapshotIndex = RaftLog.INVALID_LOG_INDEX;
+
+	private volatile int loadedSnapshotRecords;
+
+	@Override
+	public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
+		super.initialize(server, groupId, raftStorage);
+		this.storage.init(raftStorage);
+		load(this.storage.getLatestSnapshot());
+	}
+
+	@Override
+	public void reinitialize() throws IOException {
+		// Called after a snapshot was installed from the leader: read the newest one from disk
+		load(this.storage.loadLatestSnapshot());
+	}
+
+	@Override
+	public StateMachineStorage getStateMachineStorage() {
+		return this.storage;
+	}
+
+	@Override
+	public TransactionContext startTransaction(RaftClientRequest request) throws IOException {
+		TransactionContext.Builder builder = TransactionContext.newBuilder()
+			.setStateMachine(this)
+			.setClientRequest(request);
+		ByteString content = request.getMessage().getContent();
+		try {
+			Command command = DecisionCodec.decodeCommand(content.newInput());
+			return builder.setLogData(content).setStateMachineContext(command).build();
+		}
+		catch (DecisionCodecException ex) {
+			logger.warn("Refusing malformed command from client {}: {}", request.getClientId(), ex.getMessage());
+			return builder.build().setException(ex);
+		}
+	}
+
+	@Override
+	public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
+		LogEntryProto entry = trx.getLogEntry();
+		TermIndex termIndex = TermIndex.valueOf(entry);
+		Command command = (trx.getStateMachineContext() instanceof Command cached) ? cached : null;
+		try {
+			if (command == null) {
+				command = DecisionCodec.decodeCommand(entry.getStateMachineLogEntry().getLogData().newInput());
+			}
+		}
+		catch (DecisionCodecException ex) {
+			// Same bytes on every replica: skip deterministically (startTransaction refuses these)
+			logger.error("Skipping undecodable log entry {}: {}", termIndex, ex.getMessage());
+			updateLastAppliedTermIndex(termIndex);
+			return CompletableFuture.failedFuture(ex);
+		}
+		List<OperationResult> results;
+		this.lock.writeLock().lock();
+		try {
+			results = this.table.apply(command);
+			updateLastAppliedTermIndex(termIndex);
+		}
+		finally {
+			this.lock.writeLock().unlock();
+		}
+		this.appliedEntries.incrementAndGet();
+		this.appliedOperations.addAndGet(command.operations().size());
+		this.appliedDecisions.addAndGet(countDecisions(command));
+		return CompletableFuture.completedFuture(message(DecisionCodec.encodeResults(results)));
+	}
+
+	@Override
+	public CompletableFuture<Message> query(Message request) {
+		Query query;
+		try {
+			query = DecisionCodec.decodeQuery(request.getContent().newInput());
+		}
+		catch (DecisionCodecException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+		QueryReply reply;
+		this.lock.readLock().lock();
+		try {
+			reply = answer(query);
+		}
+		finally {
+			this.lock.readLock().unlock();
+		}
+		return CompletableFuture.completedFuture(message(DecisionCodec.encodeReply(reply)));
+	}
+
+	private QueryReply answer(Query query) {
+		if (query instanceof Query.StateQuery state) {
+			return new QueryReply.StateReply(this.table.state(state.transactionId()));
+		}
+		if (query instanceof Query.InDoubtQuery inDoubt) {
+			return new QueryReply.InDoubtReply(this.table.inDoubt(inDoubt.owner()));
+		}
+		return new QueryReply.CountsReply(this.table.counts());
+	}
+
+	@Override
+	public long takeSnapshot() throws IOException {
+		this.lock.readLock().lock();
+		try {
+			TermIndex last = getLastAppliedTermIndex();
+			if (last == null || last.getIndex() < 0) {
+				return RaftLog.INVALID_LOG_INDEX;
+			}
+			File snapshotFile = this.storage.getSnapshotFile(last.getTerm(), last.getIndex());
+			Path target = snapshotFile.toPath();
+			Path temporary = target.resolveSibling(target.getFileName() + ".writing");
+			try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(temporary), 64 * 1024)) {
+				DecisionCodec.writeSnapshot(this.table.records(), out);
+			}
+			forceToDisk(temporary);
+			Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+			MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(snapshotFile);
+			this.storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(target, md5), last));
+			logger.info("Took snapshot {} with {} records at {}", target.getFileName(), this.table.counts().total(), last);
+			return last.getIndex();
+		}
+		finally {
+			this.lock.readLock().unlock();
+		}
+	}
+
+	private void load(@Nullable SingleFileSnapshotInfo snapshot) throws IOException {
+		if (snapshot == null) {
+			logger.debug("No snapshot to load: starting from an empty decision table");
+			return;
+		}
+		Path path = snapshot.getFile().getPath();
+		if (!Files.exists(path)) {
+			throw new IOException("Snapshot file " + path + " of " + snapshot.getTermIndex() + " is missing");
+		}
+		MD5Hash md5 = snapshot.getFile().getFileDigest();
+		if (md5 != null) {
+			MD5FileUtil.verifySavedMD5(path.toFile(), md5);
+		}
+		TermIndex last = SimpleStateMachineStorage.getTermIndexFromSnapshotFile(path.toFile());
+		List<TransactionRecord> records;
+		try (InputStream in = new BufferedInputStream(Files.newInputStream(path), 64 * 1024)) {
+			records = DecisionCodec.readSnapshot(in);
+		}
+		catch (DecisionCodecException ex) {
+			throw new IOException("Corrupt snapshot " + path + ": " + ex.getMessage(), ex);
+		}
+		this.lock.writeLock().lock();
+		try {
+			this.table.replaceWith(records);
+			setLastAppliedTermIndex(last);
+		}
+		finally {
+			this.lock.writeLock().unlock();
+		}
+		this.loadedSnapshotIndex = last.getIndex();
+		this.loadedSnapshotRecords = records.size();
+		logger.info("Loaded snapshot {} with {} records", path.getFileName(), records.size());
+	}
+
+	/**
+	 * Returns the number of Raft log entries (commands) this replica applied since it started.
+	 * @return the count, zero or more
+	 */
+	public long appliedEntries() {
+		return this.appliedEntries.get();
+	}
+
+	/**
+	 * Returns the number of operations this replica applied since it started (each entry
+	 * holds one or more).
+	 * @return the count, zero or more
+	 */
+	public long appliedOperations() {
+		return this.appliedOperations.get();
+	}
+
+	/**
+	 * Returns the number of decide operations this replica applied since it started;
+	 * {@code appliedDecisions() / appliedEntries()} is the group-commit factor.
+	 * @return the count, zero or more
+	 */
+	public long appliedDecisions() {
+		return this.appliedDecisions.get();
+	}
+
+	/**
+	 * Returns the log index of the snapshot this replica last loaded at start-up or on
+	 * installation, or {@code -1} if it loaded none.
+	 * @return the log index, or {@code -1}
+	 */
+	public long loadedSnapshotIndex() {
+		return this.loadedSnapshotIndex;
+	}
+
+	/**
+	 * Returns the number of records in the snapshot this replica last loaded, or 0.
+	 * @return the count, zero or more
+	 */
+	public int loadedSnapshotRecords() {
+		return this.loadedSnapshotRecords;
+	}
+
+	/**
+	 * Returns the number of records per state on this replica (a local, possibly stale read).
+	 * @return the counts
+	 */
+	public DecisionTable.Counts counts() {
+		this.lock.readLock().lock();
+		try {
+			return this.table.counts();
+		}
+		finally {
+			this.lock.readLock().unlock();
+		}
+	}
+
+	private static long countDecisions(Command command) {
+		return command.operations().stream().filter(Operation.Decide.class::isInstance).count();
+	}
+
+	private static Message message(byte[] bytes) {
+		return Message.valueOf(UnsafeByteOperations.unsafeWrap(bytes));
+	}
+
+	private static void forceToDisk(Path file) throws IOException {
+		try (var channel = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.WRITE)) {
+			channel.force(true);
+		}
+	}
+
+}

@@ -1,0 +1,76 @@
+package dev.tandem.coordinator.state;
+
+import java.util.Objects;
+
+import dev.tandem.transaction.Decision;
+
+/**
+ * One mutation of the {@link DecisionTable}. A {@link Command} carries a batch of them, so that
+ * one Raft log entry holds many decisions (group commit).
+ *
+ * @since 0.1.0
+ */
+public sealed interface Operation {
+
+	/**
+	 * Records a commit decision; idempotent, refused when the transaction id is aborted.
+	 *
+	 * @param decision the decision to record
+	 * @since 0.1.0
+	 */
+	record Decide(Decision decision) implements Operation {
+
+		public Decide {
+			Objects.requireNonNull(decision, "decision");
+		}
+
+	}
+
+	/**
+	 * Marks a decided transaction completed; a no-op for any other state.
+	 *
+	 * @param transactionId the transaction id
+	 * @since 0.1.0
+	 */
+	record Complete(String transactionId) implements Operation {
+
+		public Complete {
+			Objects.requireNonNull(transactionId, "transactionId");
+		}
+
+	}
+
+	/**
+	 * Records an abort of a transaction id that has no record; a no-op when it has one.
+	 *
+	 * @param transactionId the transaction id
+	 * @param owner the owning app instance
+	 * @since 0.1.0
+	 */
+	record Abort(String transactionId, String owner) implements Operation {
+
+		public Abort {
+			Objects.requireNonNull(transactionId, "transactionId");
+			Objects.requireNonNull(owner, "owner");
+		}
+
+	}
+
+	/**
+	 * Removes completed and aborted records that finished more than {@code retentionMs}
+	 * before the command's time.
+	 *
+	 * @param retentionMs the retention period in milliseconds, zero or more
+	 * @since 0.1.0
+	 */
+	record Purge(long retentionMs) implements Operation {
+
+		public Purge {
+			if (retentionMs < 0) {
+				throw new IllegalArgumentException("retentionMs must be >= 0: " + retentionMs);
+			}
+		}
+
+	}
+
+}

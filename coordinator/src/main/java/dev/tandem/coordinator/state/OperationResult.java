@@ -1,0 +1,71 @@
+package dev.tandem.coordinator.state;
+
+import java.util.Objects;
+
+import dev.tandem.transaction.Decision;
+import dev.tandem.transaction.DecisionState;
+
+/**
+ * The result of one {@link Operation}, in the order of the command's operations.
+ *
+ * @since 0.1.0
+ */
+public sealed interface OperationResult {
+
+	/**
+	 * A {@link Operation.Decide} succeeded.
+	 *
+	 * @param decision the decision stored for the transaction id: the given one when
+	 *     {@code created}, else the one stored earlier (unchanged)
+	 * @param created whether this operation created the record
+	 * @since 0.1.0
+	 */
+	record Decided(Decision decision, boolean created) implements OperationResult {
+
+		public Decided {
+			Objects.requireNonNull(decision, "decision");
+		}
+
+	}
+
+	/**
+	 * A {@link Operation.Decide} was refused because the transaction id is recorded as aborted.
+	 *
+	 * @param transactionId the transaction id
+	 * @since 0.1.0
+	 */
+	record AbortConflict(String transactionId) implements OperationResult {
+
+		public AbortConflict {
+			Objects.requireNonNull(transactionId, "transactionId");
+		}
+
+	}
+
+	/**
+	 * The state of the transaction id after a {@link Operation.Complete} or
+	 * {@link Operation.Abort}.
+	 *
+	 * @param state the state after the operation ({@link DecisionState#UNKNOWN} after completing
+	 *     an unknown id)
+	 * @since 0.1.0
+	 */
+	record StateAfter(DecisionState state) implements OperationResult {
+
+		public StateAfter {
+			Objects.requireNonNull(state, "state");
+		}
+
+	}
+
+	/**
+	 * The number of records a {@link Operation.Purge} removed.
+	 *
+	 * @param count the number of removed records, zero or more
+	 * @since 0.1.0
+	 */
+	record Purged(int count) implements OperationResult {
+
+	}
+
+}

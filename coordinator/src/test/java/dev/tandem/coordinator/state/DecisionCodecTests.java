@@ -1,0 +1,150 @@
+package dev.tandem.coordinator.state;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import dev.tandem.transaction.Decision;
+import dev.tandem.transaction.DecisionState;
+import org.junit.jupiter.api.Test;
+
+import static dev.tandem.coordinator.state.TestDecisions.decision;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * Tests for {@link DecisionCodec}.
+ */
+class DecisionCodecTests {
+
+	@Test
+	void commandWithEveryOperationRoundTrips() {
+		Command command = new Command(1_700_000_000_123L,
+				List.of(new Operation.Decide(decision("t-1", "app.i-1", 42)), new Operation.Complete("t-0"),
+						new Operation.Abort("t-2", "app.i-2"), new Operation.Purge(604_800_000L)));
+		assertThat(DecisionCodec.decodeCommand(DecisionCodec.encodeCommand(command))).isEqualTo(command);
+	}
+
+	@Test
+	void largeBatchAndNonAsciiStringsRoundTrip() {
+		List<Operation> operations = new ArrayList<>();
+		for (int i = 0; i < 300; i++) {
+			operations.add(new Operation.Decide(decision("txn-é-日本-" + i, "owner-ß", i)));
+		}
+		Command command = new Command(7, operations);
+		byte[] bytes = DecisionCodec.encodeCommand(command);
+		assertThat(DecisionCodec.decodeCommand(bytes)).isEqualTo(command);
+		assertThat(bytes.length / 300).as("bytes per decision").isLessThan(150);
+	}
+
+	@Test
+	void resultsRoundTrip() {
+		List<OperationResult> results = List.of(new OperationResult.Decided(decision("t", "o", 1), true),
+				new OperationResult.Decided(decision("u", "o", 2), false), new OperationResult.AbortConflict("v"),
+				new OperationResult.StateAfter(DecisionState.UNKNOWN), new OperationResult.StateAfter(DecisionState.ABORTED),
+				new OperationResult.Purged(1_000_000));
+		assertThat(DecisionCodec.decodeResults(DecisionCodec.encodeResults(results))).isEqualTo(results);
+	}
+
+	@Test
+	void queriesAndRepliesRoundTrip() {
+		for (Query query : List.of(new Query.StateQuery("t"), new Query.InDoubtQuery("owner"), new Query.CountsQuery())) {
+			assertThat(DecisionCodec.decodeQuery(DecisionCodec.encodeQuery(query))).isEqualTo(query);
+		}
+		List<Decision> decisions = List.of(decision("a", "o", 1), decision("b", "o", 2));
+		for (QueryReply reply : List.of(new QueryReply.StateReply(DecisionState.COMPLETED),
+				new QueryReply.InDoubtReply(decisions), new QueryReply.InDoubtReply(List.of()),
+				new QueryReply.CountsReply(new DecisionTable.Counts(3, 200, 70_000)))) {
+			assertThat(DecisionCodec.decodeReply(DecisionCodec.encodeReply(reply))).isEqualTo(reply);
+		}
+	}
+
+	@Test
+	void snapshotOfTheWholeTableRoundTrips() throws IOException {
+		DecisionTable table = new DecisionTable();
+		for (int i = 0; i < 1000; i++) {
+			table.decide(decision("t" + i, "owner-" + (i % 7), 1000 - i));
+			if (i % 3 == 0) {
+				table.complete("t" + i, 5000 + i);
+			}
+		}
+		table.abort("aborted", "owner-1", 77);
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		DecisionCodec.writeSnapshot(table.records(), out);
+		DecisionTable restored = new DecisionTable();
+		restored.replaceWith(DecisionCodec.readSnapshot(new ByteArrayInputStream(out.toByteArray())));
+		assertThat(restored.records()).containsExactlyInAnyOrderElementsOf(table.records());
+		assertThat(restored.counts()).isEqualTo(new DecisionTable.Counts(666, 334, 1));
+		for (int owner = 0; owner < 7; owner++) {
+			assertThat(restored.inDoubt("owner-" + owner)).isEqualTo(table.inDoubt("owner-" + owner));
+		}
+	}
+
+	@Test
+	void emptySnapshotRoundTrips() throws IOException {
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		DecisionCodec.writeSnapshot(List.of(), out);
+		assertThat(DecisionCodec.readSnapshot(new ByteArrayInputStream(out.toByteArray()))).isEmpty();
+	}
+
+	@Test
+	void truncatedSnapshotIsRejected() throws IOException {
+		DecisionTable table = new DecisionTable();
+		table.decide(decision("t", "o", 1));
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		DecisionCodec.writeSnapshot(table.records(), out);
+		byte[] bytes = out.toByteArray();
+		for (int length : new int[] { 0, 1, 6, bytes.length - 4, bytes.length - 1 }) {
+			assertThatExceptionOfType(DecisionCodecException.class).as("length %d", length)
+				.isThrownBy(() -> DecisionCodec.readSnapshot(new ByteArrayInputStream(Arrays.copyOf(bytes, length))));
+		}
+	}
+
+	@Test
+	void unknownVersionIsRejected() {
+		byte[] bytes = DecisionCodec.encodeCommand(Command.of(1, new Operation.Complete("t")));
+		bytes[0] = 2;
+		assertThatExceptionOfType(DecisionCodecException.class).isThrownBy(() -> DecisionCodec.decodeCommand(bytes))
+			.withMessageContaining("version 2");
+	}
+
+	@Test
+	void messageOfAnotherKindIsRejected() {
+		byte[] query = DecisionCodec.encodeQuery(new Query.StateQuery("t"));
+		assertThatExceptionOfType(DecisionCodecException.class).isThrownBy(() -> DecisionCodec.decodeCommand(query))
+			.withMessageContaining("kind");
+	}
+
+	@Test
+	void truncatedOrPaddedCommandIsRejected() {
+		byte[] bytes = DecisionCodec.encodeCommand(Command.of(1, new Operation.Decide(decision("t", "o", 1))));
+		assertThatExceptionOfType(DecisionCodecException.class)
+			.isThrownBy(() -> DecisionCodec.decodeCommand(Arrays.copyOf(bytes, bytes.length - 1)))
+			.withMessageContaining("Truncated");
+		assertThatExceptionOfType(DecisionCodecException.class)
+			.isThrownBy(() -> DecisionCodec.decodeCommand(Arrays.copyOf(bytes, bytes.length + 1)))
+			.withMessageContaining("Trailing");
+	}
+
+	@Test
+	void invalidContentIsRejectedAsACodecError() {
+		// A command of zero operations is invalid: the decoder must not let it through
+		byte[] bytes = DecisionCodec.encodeCommand(Command.of(1, new Operation.Complete("t")));
+		byte[] noOperations = Arrays.copyOf(bytes, 11);
+		noOperations[10] = 0;
+		assertThatExceptionOfType(DecisionCodecException.class)
+			.isThrownBy(() -> DecisionCodec.decodeCommand(noOperations))
+			.withMessageContaining("at least one operation");
+	}
+
+	@Test
+	void oversizedStringIsRefusedWhenEncoding() {
+		String huge = "x".repeat(DecisionCodec.MAX_STRING_BYTES + 1);
+		assertThatExceptionOfType(DecisionCodecException.class)
+			.isThrownBy(() -> DecisionCodec.encodeCommand(Command.of(1, new Operation.Complete(huge))));
+	}
+
+}
