@@ -1,0 +1,393 @@
+package dev.tandem.bench;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToLongFunction;
+
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartitionInfo;
+
+import dev.tandem.bench.LatencyLog.WindowStats;
+import dev.tandem.failover.FailoverProfile;
+import dev.tandem.test.EmbeddedKafkaCluster;
+import dev.tandem.test.EmbeddedKafkaClusters;
+
+/**
+ * The KIP-951 scenario: a 3-broker cluster, a topic of 100 partitions with replication
+ * factor 3, producers sending real flight records at a steady rate, and repeated
+ * disturbances: the leadership of all partitions moved at once (reassignment plus preferred
+ * leader election), or the broker leading the most partitions shut down gracefully. All
+ * clients run side by side against the same cluster during the same disturbances, so their
+ * numbers compare within one run:
+ * <ul>
+ * <li>{@code defaults}: the managed kafka-clients (4.1.2) with default settings;</li>
+ * <li>{@code tandem}: the same client with {@link FailoverProfile#standard()};</li>
+ * <li>{@code legacy}: kafka-clients 3.6.x (before KIP-951) with default settings, in a
+ * separate JVM;</li>
+ * <li>{@code defaults-consumer} and {@code tandem-consumer}: consumers of all partitions with
+ * default settings and with the profile; their "latency" is the end-to-end delay of each
+ * record (poll time minus create time), so a fetch pause after a leader change shows up as
+ * late records: the consumer's time to resume fetching.</li>
+ * </ul>
+ * Brokers run in this JVM (Kafka's KRaft test kit), once with {@code replica.fetch.backoff.ms}
+ * 50 ms ({@code tuned}) and once with Kafka's 1000 ms ({@code stock}).
+ * <p>
+ * For every disturbance and client it reports produce latency p50, p99, p99.9 and max of the
+ * records sent from the start of the disturbance to the end of the observation window, and
+ * the time to recover (from the start of the disturbance to the acknowledgement of the last
+ * record slower than 3x the client's p99 before it, at least 50 ms); then per client the
+ * median and range over trials, and the median of per-trial ratios against {@code defaults}.
+ * <p>
+ * Arguments ({@code --name value}): {@code --data} flights JSON file (required),
+ * {@code --legacy-jar} kafka-clients 3.6.x jar (required for {@code legacy}),
+ * {@code --report-dir} (default {@code .}), {@code --trials} (5), {@code --scenarios}
+ * ({@code move,shutdown}), {@code --clients} (all five),
+ * {@code --brokers} ({@code tuned,stock}), {@code --rate} records per second per client
+ * (500), {@code --partitions} (100), {@code --settle-ms} (3000), {@code --observe-ms} (5000).
+ *
+ * @author Tandem
+ * @since 0.1.0
+ */
+public final class FailoverBench {
+
+	private static final String TOPIC = "kip951";
+
+	private static final long MIN_SLOW_MICROS = 50_000;
+
+	private final Map<String, String> options;
+
+	private final StringBuilder report = new StringBuilder();
+
+	private FailoverBench(Map<String, String> options) {
+		this.options = options;
+	}
+
+	/**
+	 * Run the benchmark and print the report (also written to the report directory).
+	 * @param args options as described on the class
+	 * @throws Exception if the run fails
+	 */
+	public static void main(String[] args) throws Exception {
+		Map<String, String> options = new HashMap<>();
+		for (int i = 0; i + 1 < args.length; i += 2) {
+			if (!args[i].startsWith("--")) {
+				throw new IllegalArgumentException("Expected --name value pairs, got '" + args[i] + "'");
+			}
+			options.put(args[i].substring(2), args[i + 1]);
+		}
+		new FailoverBench(options).run();
+		System.exit(0);
+	}
+
+	private String option(String name, String defaultValue) {
+		return this.options.getOrDefault(name, defaultValue);
+	}
+
+	private int intOption(String name, int defaultValue) {
+		return Integer.parseInt(option(name, Integer.toString(defaultValue)));
+	}
+
+	private void run() throws Exception {
+		Path data = Path.of(required("data"));
+		FlightRecords records = FlightRecords.read(data);
+		int trials = intOption("trials", 5);
+		int rate = intOption("rate", 500);
+		int partitions = intOption("partitions", 100);
+		List<String> scenarios = List.of(option("scenarios", "move,shutdown").split(","));
+		List<String> clients = List.of(option("clients", "defaults,tandem,legacy,defaults-consumer,tandem-consumer").split(","));
+		List<String> brokerSettings = List.of(option("brokers", "tuned,stock").split(","));
+		line("# Failover bench (KIP-951 scenario), " + LocalDateTime.now().withNano(0));
+		line("");
+		line("Command args: " + String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()) + " "
+				+ this.options);
+		line("Machine: " + Runtime.getRuntime().availableProcessors() + " cores, load average "
+				+ String.format(Locale.ROOT, "%.2f", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage())
+				+ " at start; brokers in this JVM (KRaft test kit, 1 controller + 3 brokers)");
+		line("Records: " + records.size() + " flights from " + data + "; " + rate + " records/s per client, "
+				+ partitions + " partitions, RF 3, min.insync.replicas 2, acks=all, idempotent; " + trials
+				+ " trials per scenario");
+		line("");
+		for (String brokers : brokerSettings) {
+			runCluster(brokers, scenarios, clients, trials, rate, partitions, records, data);
+		}
+		Path reportDir = Path.of(option("report-dir", "."));
+		Files.createDirectories(reportDir);
+		Path file = reportDir.resolve("failover-bench-"
+				+ LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".md");
+		Files.writeString(file, this.report);
+		System.out.println("Report written to " + file);
+	}
+
+	private String required(String name) {
+		String value = this.options.get(name);
+		if (value == null) {
+			throw new IllegalArgumentException("--" + name + " is required");
+		}
+		return value;
+	}
+
+	private void runCluster(String brokers, List<String> scenarios, List<String> clientNames, int trials, int rate,
+			int partitions, FlightRecords records, Path data) throws Exception {
+		Map<String, Object> brokerProperties = new LinkedHashMap<>();
+		switch (brokers) {
+			case "tuned" -> brokerProperties.put("replica.fetch.backoff.ms", "50");
+			case "stock" -> brokerProperties.put("replica.fetch.backoff.ms", "1000");
+			default -> throw new IllegalArgumentException("--brokers takes tuned and/or stock, not " + brokers);
+		}
+		progress("Starting 3-broker cluster (" + brokers + ": " + brokerProperties + ")");
+		try (EmbeddedKafkaClusters clusters = EmbeddedKafkaClusters.builder()
+			.cluster("bench", 3, brokerProperties)
+			.operationTimeout(java.time.Duration.ofMinutes(2))
+			.build()
+			.start()) {
+			EmbeddedKafkaCluster cluster = clusters.cluster("bench");
+			cluster.createTopic(TOPIC, partitions, (short) 3);
+			Map<String, LatencyLog> logs = new LinkedHashMap<>();
+			List<AutoCloseable> running = new ArrayList<>();
+			String legacyVersion = null;
+			for (String client : clientNames) {
+				LatencyLog log = new LatencyLog();
+				logs.put(client, log);
+				switch (client) {
+					case "defaults" -> running.add(producer(client, FailoverProfile.none(), cluster, partitions, rate,
+							records, log));
+					case "tandem" -> running.add(producer(client, FailoverProfile.standard(), cluster, partitions,
+							rate, records, log));
+					case "legacy" -> {
+						LegacyProducer legacy = new LegacyProducer(Path.of(required("legacy-jar")),
+								cluster.bootstrapServers(), TOPIC, partitions, rate, data, log);
+						running.add(legacy);
+						legacyVersion = legacy.awaitReady();
+					}
+					case "defaults-consumer" -> running.add(new ConsumerLoop(client,
+							FailoverProfile.none().consumerProperties(consumerProperties(cluster, client)), TOPIC,
+							partitions, log));
+					case "tandem-consumer" -> running.add(new ConsumerLoop(client,
+							FailoverProfile.standard().consumerProperties(consumerProperties(cluster, client)), TOPIC,
+							partitions, log));
+					default -> throw new IllegalArgumentException("Unknown client " + client);
+				}
+			}
+			long settleMs = intOption("settle-ms", 3000);
+			long observeMs = intOption("observe-ms", 5000);
+			TimeUnit.MILLISECONDS.sleep(settleMs * 2); // warm-up
+			List<Event> events = new ArrayList<>();
+			for (int trial = 1; trial <= trials; trial++) {
+				for (String scenario : scenarios) {
+					awaitFullIsr(cluster, partitions);
+					TimeUnit.MILLISECONDS.sleep(settleMs);
+					long start = System.currentTimeMillis();
+					Integer stopped = null;
+					switch (scenario) {
+						case "move" -> cluster.moveLeadership(TOPIC);
+						case "shutdown" -> {
+							stopped = busiestBroker(cluster);
+							cluster.stopBroker(stopped);
+						}
+						default -> throw new IllegalArgumentException("Unknown scenario " + scenario);
+					}
+					long eventEnd = System.currentTimeMillis();
+					TimeUnit.MILLISECONDS.sleep(observeMs);
+					long end = System.currentTimeMillis();
+					if (stopped != null) {
+						cluster.restartBroker(stopped);
+					}
+					events.add(new Event(scenario, trial, start - settleMs, start, eventEnd, end));
+					progress(brokers + " " + scenario + " trial " + trial + ": disturbance took " + (eventEnd - start)
+							+ " ms" + ((stopped != null) ? " (stopped broker " + stopped + ")" : ""));
+				}
+			}
+			for (AutoCloseable client : running) {
+				client.close();
+			}
+			line("## Brokers " + brokers + " " + brokerProperties
+					+ ((legacyVersion != null) ? "; legacy kafka-clients " + legacyVersion : ""));
+			line("");
+			for (String scenario : scenarios) {
+				report(scenario, events.stream().filter((event) -> event.scenario().equals(scenario)).toList(), logs);
+			}
+		}
+	}
+
+	private ProducerLoop producer(String name, FailoverProfile profile, EmbeddedKafkaCluster cluster, int partitions,
+			int rate, FlightRecords records, LatencyLog log) {
+		Map<String, Object> properties = new HashMap<>();
+		properties.put("bootstrap.servers", cluster.bootstrapServers());
+		properties.put("client.id", name);
+		return new ProducerLoop(name, profile.producerProperties(properties), TOPIC, partitions, rate, records,
+				log::add)
+			.start();
+	}
+
+	private static Map<String, Object> consumerProperties(EmbeddedKafkaCluster cluster, String name) {
+		Map<String, Object> properties = new HashMap<>();
+		properties.put("bootstrap.servers", cluster.bootstrapServers());
+		properties.put("client.id", name);
+		return properties;
+	}
+
+	private static int busiestBroker(EmbeddedKafkaCluster cluster) throws Exception {
+		TopicDescription description = cluster.admin().describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC);
+		Map<Integer, Integer> leaderships = new HashMap<>();
+		for (TopicPartitionInfo info : description.partitions()) {
+			if (info.leader() != null) {
+				leaderships.merge(info.leader().id(), 1, Integer::sum);
+			}
+		}
+		return leaderships.entrySet().stream().max(Map.Entry.comparingByValue()).orElseThrow().getKey();
+	}
+
+	private static void awaitFullIsr(EmbeddedKafkaCluster cluster, int partitions) throws Exception {
+		long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+		while (true) {
+			TopicDescription description = cluster.admin().describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC);
+			boolean full = description.partitions().size() == partitions && description.partitions()
+				.stream()
+				.allMatch((info) -> info.leader() != null && info.isr().size() == info.replicas().size());
+			if (full) {
+				return;
+			}
+			if (System.nanoTime() > deadline) {
+				throw new IllegalStateException("Partitions of " + TOPIC + " did not get a full ISR back");
+			}
+			TimeUnit.MILLISECONDS.sleep(200);
+		}
+	}
+
+	private void report(String scenario, List<Event> events, Map<String, LatencyLog> logs) {
+		line("### " + (scenario.equals("move") ? "Leadership of all partitions moved (reassignment + preferred election)"
+				: "Graceful shutdown of the broker leading the most partitions"));
+		line("");
+		Map<String, List<WindowStats>> stats = new LinkedHashMap<>();
+		Map<String, List<WindowStats>> baselines = new LinkedHashMap<>();
+		logs.forEach((client, log) -> {
+			List<WindowStats> perTrial = new ArrayList<>();
+			List<WindowStats> before = new ArrayList<>();
+			for (Event event : events) {
+				WindowStats baseline = log.window(event.baselineStartMs(), event.startMs(), event.startMs(), 0);
+				long slow = Math.max(MIN_SLOW_MICROS, 3 * baseline.p99());
+				before.add(baseline);
+				perTrial.add(log.window(event.startMs(), event.endMs(), event.startMs(), slow));
+			}
+			stats.put(client, perTrial);
+			baselines.put(client, before);
+		});
+		line("Per trial, p99.9 / max latency in ms:");
+		line("");
+		StringBuilder header = new StringBuilder("| trial | disturbance ms |");
+		StringBuilder rule = new StringBuilder("|---|---|");
+		stats.keySet().forEach((client) -> {
+			header.append(' ').append(client).append(" |");
+			rule.append("---|");
+		});
+		line(header.toString());
+		line(rule.toString());
+		for (int i = 0; i < events.size(); i++) {
+			Event event = events.get(i);
+			StringBuilder row = new StringBuilder("| " + event.trial() + " | " + (event.eventEndMs() - event.startMs())
+					+ " |");
+			for (List<WindowStats> perTrial : stats.values()) {
+				WindowStats window = perTrial.get(i);
+				row.append(' ').append(ms(window.p999())).append(" / ").append(ms(window.max()));
+				if (window.failures() > 0) {
+					row.append(" (").append(window.failures()).append(" failed)");
+				}
+				row.append(" |");
+			}
+			line(row.toString());
+		}
+		line("");
+		line("Median over trials [min-max], latencies and recovery in ms:");
+		line("");
+		line("| client | records | before: p50 | before: p99 | p50 | p99 | p99.9 | max | recovery | failed |");
+		line("|---|---|---|---|---|---|---|---|---|---|");
+		stats.forEach((client, perTrial) -> line("| " + client + " | "
+				+ perTrial.stream().mapToLong(WindowStats::records).sum() + " | "
+				+ summary(baselines.get(client), WindowStats::p50, true) + " | "
+				+ summary(baselines.get(client), WindowStats::p99, true) + " | "
+				+ summary(perTrial, WindowStats::p50, true) + " | " + summary(perTrial, WindowStats::p99, true) + " | "
+				+ summary(perTrial, WindowStats::p999, true) + " | " + summary(perTrial, WindowStats::max, true) + " | "
+				+ summary(perTrial, WindowStats::recoveryMs, false) + " | "
+				+ perTrial.stream().mapToLong(WindowStats::failures).sum() + " |"));
+		line("");
+		ratios(stats, "defaults", "tandem", "legacy");
+		ratios(stats, "defaults-consumer", "tandem-consumer");
+	}
+
+	private void ratios(Map<String, List<WindowStats>> stats, String baselineClient, String... clients) {
+		List<WindowStats> defaults = stats.get(baselineClient);
+		if (defaults != null && java.util.Arrays.stream(clients).anyMatch(stats::containsKey)) {
+			line("Median of per-trial ratios against " + baselineClient + " (below 1 is better):");
+			line("");
+			line("| client | p99 | p99.9 | max |");
+			line("|---|---|---|---|");
+			stats.forEach((client, perTrial) -> {
+				if (List.of(clients).contains(client)) {
+					line("| " + client + " | " + ratio(perTrial, defaults, WindowStats::p99) + " | "
+							+ ratio(perTrial, defaults, WindowStats::p999) + " | "
+							+ ratio(perTrial, defaults, WindowStats::max) + " |");
+				}
+			});
+			line("");
+		}
+	}
+
+	private static String summary(List<WindowStats> perTrial, ToLongFunction<WindowStats> metric, boolean micros) {
+		long[] values = perTrial.stream().mapToLong(metric).map((value) -> micros ? value / 1000 : value).sorted().toArray();
+		if (values.length == 0) {
+			return "-";
+		}
+		return median(values) + " [" + values[0] + "-" + values[values.length - 1] + "]";
+	}
+
+	private static String ratio(List<WindowStats> client, List<WindowStats> baseline,
+			ToLongFunction<WindowStats> metric) {
+		double[] ratios = new double[client.size()];
+		for (int i = 0; i < ratios.length; i++) {
+			ratios[i] = (double) metric.applyAsLong(client.get(i)) / Math.max(1, metric.applyAsLong(baseline.get(i)));
+		}
+		Arrays.sort(ratios);
+		double median = (ratios.length % 2 == 1) ? ratios[ratios.length / 2]
+				: (ratios[ratios.length / 2 - 1] + ratios[ratios.length / 2]) / 2;
+		return String.format(Locale.ROOT, "%.2f", median);
+	}
+
+	private static long median(long[] sorted) {
+		return (sorted.length % 2 == 1) ? sorted[sorted.length / 2]
+				: (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+	}
+
+	private static String ms(long micros) {
+		return Long.toString(micros / 1000);
+	}
+
+	private void line(String text) {
+		System.out.println(text);
+		this.report.append(text).append('\n');
+	}
+
+	private static void progress(String text) {
+		System.err.println("[bench] " + text);
+	}
+
+	/**
+	 * One disturbance; times are wall clock ms.
+	 */
+	private record Event(String scenario, int trial, long baselineStartMs, long startMs, long eventEndMs,
+			long endMs) {
+
+	}
+
+}
