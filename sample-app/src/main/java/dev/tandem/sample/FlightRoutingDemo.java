@@ -1,6 +1,16 @@
 package dev.tandem.sample;
 
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.concurrent.TimeUnit;
+
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import dev.tandem.transaction.TransactionStatistics;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -33,12 +43,7 @@ import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
-import dev.tandem.coordinator.EmbeddedCoordinator;
 import dev.tandem.test.EmbeddedKafkaClusters;
-import dev.tandem.transaction.CrossClusterTransactionManager;
-import dev.tandem.transaction.ProtocolHook;
-import dev.tandem.transaction.ProtocolStep;
-import dev.tandem.transaction.TransactionListener;
 
 /**
  * Tandem's walking-skeleton demo: exactly-once routing of 20,000 real US flights from cluster
@@ -70,6 +75,8 @@ public final class FlightRoutingDemo {
 	private final AtomicInteger recovered = new AtomicInteger();
 
 	private final AtomicInteger heuristic = new AtomicInteger();
+
+	private String actuatorReport = "";
 
 	FlightRoutingDemo(DemoSettings settings, PrintStream out) {
 		this.settings = settings;
@@ -109,23 +116,22 @@ public final class FlightRoutingDemo {
 				bootstrap.put(Regions.WEST, this.settings.westBootstrapServers());
 			}
 			this.out.printf("Clusters: %s (run %s, %.1f s)%n", bootstrap, this.runId, seconds(start));
-			createTopic(bootstrap.get(Regions.EAST), FlightPipeline.INPUT);
-			createTopic(bootstrap.get(Regions.EAST), FlightPipeline.OUTPUT);
-			createTopic(bootstrap.get(Regions.WEST), FlightPipeline.OUTPUT);
+			createTopic(bootstrap.get(Regions.EAST), FlightRouterApplication.INPUT);
+			createTopic(bootstrap.get(Regions.EAST), FlightRouterApplication.OUTPUT);
+			createTopic(bootstrap.get(Regions.WEST), FlightRouterApplication.OUTPUT);
 
 			Regions regions = Regions.load();
-			Map<TopicPartition, Long> startOffsets = endOffsets(bootstrap.get(Regions.EAST));
 			int loaded = load(bootstrap.get(Regions.EAST));
 			Map<TopicPartition, Long> endOffsets = endOffsets(bootstrap.get(Regions.EAST));
-			this.out.printf("Loaded %d flights into '%s' on east (%.1f s)%n", loaded, FlightPipeline.INPUT, seconds(start));
+			this.out.printf("Loaded %d flights into '%s' on east (%.1f s)%n", loaded, FlightRouterApplication.INPUT, seconds(start));
 
 			long pipelineStart = System.nanoTime();
-			CompletableFuture<String> move = route(bootstrap, regions, startOffsets, endOffsets, kafka);
+			CompletableFuture<String> move = route(bootstrap, endOffsets, kafka);
 			double pipelineSeconds = seconds(pipelineStart);
 			String moveReport = move.join();
 
 			Verification verification = new Verification(bootstrap, this.runId);
-			boolean ok = verification.verify(regions, loaded, endOffsets, FlightPipeline.GROUP + "-" + this.runId);
+			boolean ok = verification.verify(regions, loaded, endOffsets, group());
 			return report(verification, moveReport, pipelineSeconds, seconds(start), ok) ? 0 : 1;
 		}
 		finally {
@@ -135,105 +141,127 @@ public final class FlightRoutingDemo {
 		}
 	}
 
-	private CompletableFuture<String> route(Map<String, String> bootstrap, Regions regions,
-			Map<TopicPartition, Long> startOffsets, Map<TopicPartition, Long> endOffsets,
+	private CompletableFuture<String> route(Map<String, String> bootstrap, Map<TopicPartition, Long> endOffsets,
 			@Nullable EmbeddedKafkaClusters kafka) {
 		CompletableFuture<String> move = CompletableFuture.completedFuture("not done (needs embedded clusters)");
-		AtomicInteger transactions = new AtomicInteger();
-		int crashAt = this.settings.crashAt();
-		ProtocolHook hook = (transactionId, step) -> {
-			if (step == ProtocolStep.AFTER_DECISION && transactions.incrementAndGet() == crashAt) {
-				throw new ProtocolHook.SimulatedCrashException(step);
-			}
-		};
-		EmbeddedCoordinator coordinator = startCoordinator();
-		FlightPipeline pipeline = newPipeline(bootstrap, coordinator, hook, regions, startOffsets, endOffsets);
-		int batches = 0;
+		String group = group();
+		ConfigurableApplicationContext app = startApp(bootstrap, this.settings.crashAt());
 		boolean moveStarted = false;
 		try {
-			while (!pipeline.done()) {
-				try {
-					if (pipeline.processOnce() > 0) {
-						batches++;
-					}
+			FlightRouterApplication.HardStop hardStop = app.getBeanProvider(FlightRouterApplication.HardStop.class)
+				.getIfAvailable();
+			long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
+			while (committedOffsets(bootstrap.get(Regions.EAST), group, endOffsets) < total(endOffsets)) {
+				if (System.nanoTime() > deadline) {
+					throw new IllegalStateException("The router did not consume the input within 5 minutes");
 				}
-				catch (ProtocolHook.SimulatedCrashException crash) {
-					this.out.printf("Stopped the pipeline hard after the decision of transaction %d (%s); restarting%n",
-							transactions.get(), crash.getMessage());
-					pipeline.crash();
-					coordinator.close();
-					coordinator = startCoordinator();
-					int before = this.recovered.get();
-					pipeline = newPipeline(bootstrap, coordinator, hook, regions, startOffsets, endOffsets);
-					this.out.printf("Restarted: recovery committed %d in-doubt transaction(s)%n", this.recovered.get() - before);
-				}
-				if (!moveStarted && batches >= this.settings.moveLeadershipAt() && this.settings.moveLeadershipAt() > 0
-						&& kafka != null) {
+				int decided = this.statistics(app).committed();
+				if (!moveStarted && kafka != null && this.settings.moveLeadershipAt() > 0
+						&& decided >= this.settings.moveLeadershipAt()) {
 					moveStarted = true;
-					this.out.printf("Moving leadership of every '%s' partition on west (transaction %d)%n",
-							FlightPipeline.OUTPUT, transactions.get());
+					this.out.printf("Moving leadership of every '%s' partition on west (after %d transactions)%n",
+							FlightRouterApplication.OUTPUT, decided);
 					move = CompletableFuture.supplyAsync(() -> {
-						Map<TopicPartition, Integer> moved = kafka.cluster(Regions.WEST).moveLeadership(FlightPipeline.OUTPUT);
+						Map<TopicPartition, Integer> moved = kafka.cluster(Regions.WEST)
+							.moveLeadership(FlightRouterApplication.OUTPUT);
 						return moved.size() + " partitions moved to new leaders " + moved.values();
 					});
 				}
+				if (hardStop != null && hardStop.stopped.getCount() == 0) {
+					this.out.printf("Stopped the router hard right after the decision of transaction %d; restarting%n",
+							this.settings.crashAt());
+					this.committed.addAndGet(statistics(app).committed());
+					app.close();
+					app = startApp(bootstrap, 0);
+					hardStop = null;
+					this.recovered.set(statistics(app).recovered());
+					this.out.printf("Restarted: recovery committed %d in-doubt transaction(s)%n", this.recovered.get());
+				}
+				sleepQuietly();
 			}
+			move.join();
+			Counts counts = statistics(app);
+			this.committed.addAndGet(counts.committed());
+			this.aborted.addAndGet(counts.aborted());
+			this.heuristic.addAndGet(counts.heuristic());
+			this.actuatorReport = actuator(app);
 		}
 		finally {
-			pipeline.close();
-			coordinator.close();
+			app.close();
 		}
 		return move;
 	}
 
-	private EmbeddedCoordinator startCoordinator() {
+	private record Counts(int committed, int aborted, int recovered, int heuristic) {
+	}
+
+	private Counts statistics(ConfigurableApplicationContext app) {
+		TransactionStatistics.Snapshot snapshot = app.getBean(TransactionStatistics.class).snapshot();
+		return new Counts((int) snapshot.committed(), (int) snapshot.aborted(), (int) snapshot.recovered(),
+				(int) snapshot.heuristic());
+	}
+
+	private String actuator(ConfigurableApplicationContext app) {
+		String port = app.getEnvironment().getProperty("local.server.port");
+		String url = "http://localhost:" + port + "/actuator/kafkatransactions";
 		try {
-			return EmbeddedCoordinator.start(this.settings.coordinatorDataDir());
+			HttpResponse<String> response = HttpClient.newHttpClient()
+				.send(HttpRequest.newBuilder(URI.create(url)).GET().build(), HttpResponse.BodyHandlers.ofString());
+			JsonNode counts = JSON.readTree(response.body()).path("counts");
+			return "GET " + url + " -> " + response.statusCode() + ", counts " + counts;
 		}
-		catch (IOException | java.util.concurrent.TimeoutException ex) {
-			throw new IllegalStateException("Could not start the embedded coordinator in "
-					+ this.settings.coordinatorDataDir(), ex);
+		catch (IOException ex) {
+			return "GET " + url + " failed: " + ex;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return "interrupted";
+		}
+	}
+
+	private ConfigurableApplicationContext startApp(Map<String, String> bootstrap, int crashAt) {
+		List<String> args = new ArrayList<>(List.of(
+				"--tandem.clusters.east.bootstrap-servers=" + bootstrap.get(Regions.EAST),
+				"--tandem.clusters.west.bootstrap-servers=" + bootstrap.get(Regions.WEST),
+				"--tandem.clusters.east.consumer.max.poll.records=" + this.settings.recordsPerTransaction(),
+				"--tandem.transaction.instance-id=demo-" + this.runId,
+				"--tandem.coordinator.data-dir=" + this.settings.coordinatorDataDir().toAbsolutePath(),
+				"--flights.group=" + group(), "--flights.run-id=" + this.runId, "--server.port=0"));
+		if (crashAt > 0) {
+			args.add("--flights.crash-at=" + crashAt);
+		}
+		return new SpringApplicationBuilder(FlightRouterApplication.class).run(args.toArray(String[]::new));
+	}
+
+	private String group() {
+		return "flight-router-" + this.runId;
+	}
+
+	private static long total(Map<TopicPartition, Long> offsets) {
+		return offsets.values().stream().mapToLong(Long::longValue).sum();
+	}
+
+	private static long committedOffsets(String bootstrapServers, String group, Map<TopicPartition, Long> endOffsets) {
+		try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
+			Map<TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> offsets = admin
+				.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+			return endOffsets.keySet().stream()
+				.mapToLong((tp) -> (offsets.get(tp) != null) ? offsets.get(tp).offset() : 0)
+				.sum();
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException("Cannot read offsets of " + group, ex);
+		}
+	}
+
+	private static void sleepQuietly() {
+		try {
+			Thread.sleep(250);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			throw new IllegalStateException(ex);
 		}
-	}
-
-	private FlightPipeline newPipeline(Map<String, String> bootstrap, EmbeddedCoordinator coordinator, ProtocolHook hook,
-			Regions regions, Map<TopicPartition, Long> startOffsets, Map<TopicPartition, Long> endOffsets) {
-		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
-			.cluster(Regions.EAST, Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap.get(Regions.EAST)))
-			.cluster(Regions.WEST, Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap.get(Regions.WEST)))
-			.idPrefix("flight-router")
-			.instanceId("demo-" + this.runId)
-			.decisionLog(coordinator.decisionLog())
-			.protocolHook(hook)
-			.listener(new TransactionListener() {
-				@Override
-				public void onCommitted(String transactionId, int participants, Duration commitLatency) {
-					FlightRoutingDemo.this.committed.incrementAndGet();
-				}
-
-				@Override
-				public void onAborted(String transactionId, Throwable cause) {
-					FlightRoutingDemo.this.aborted.incrementAndGet();
-				}
-
-				@Override
-				public void onRecovered(String transactionId) {
-					FlightRoutingDemo.this.recovered.incrementAndGet();
-				}
-
-				@Override
-				public void onHeuristicOutcome(dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome outcome) {
-					FlightRoutingDemo.this.heuristic.incrementAndGet();
-				}
-			})
-			.build();
-		manager.start();
-		return new FlightPipeline(manager, regions, this.runId, this.settings.recordsPerTransaction(), startOffsets,
-				endOffsets);
 	}
 
 	private int load(String bootstrapServers) {
@@ -261,7 +289,7 @@ public final class FlightRoutingDemo {
 				value.put("runId", this.runId);
 				value.put("seq", seq++);
 				value.setAll((ObjectNode) flight);
-				producer.send(new ProducerRecord<>(FlightPipeline.INPUT, FlightPipeline.key(flight),
+				producer.send(new ProducerRecord<>(FlightRouterApplication.INPUT, flight.get("origin").asString().getBytes(java.nio.charset.StandardCharsets.UTF_8),
 						JSON.writeValueAsBytes(value)));
 			}
 			producer.flush();
@@ -291,8 +319,8 @@ public final class FlightRoutingDemo {
 		Map<String, Object> config = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
 		try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
 				new ByteArrayDeserializer())) {
-			List<TopicPartition> partitions = consumer.partitionsFor(FlightPipeline.INPUT, Duration.ofSeconds(30)).stream()
-				.map((info) -> new TopicPartition(FlightPipeline.INPUT, info.partition()))
+			List<TopicPartition> partitions = consumer.partitionsFor(FlightRouterApplication.INPUT, Duration.ofSeconds(30)).stream()
+				.map((info) -> new TopicPartition(FlightRouterApplication.INPUT, info.partition()))
 				.toList();
 			return new HashMap<>(consumer.endOffsets(partitions, Duration.ofSeconds(30)));
 		}
@@ -307,6 +335,7 @@ public final class FlightRoutingDemo {
 		this.out.printf("%-52s %s%n", "in-doubt transactions recovered after the hard stop", this.recovered.get());
 		this.out.printf("%-52s %s%n", "heuristic outcomes", this.heuristic.get());
 		this.out.printf("%-52s %s%n", "leadership move on west", moveReport);
+		this.out.printf("%-52s %s%n", "actuator", this.actuatorReport);
 		verification.facts().forEach((name, value) -> this.out.printf("%-52s %s%n", name, value));
 		this.out.printf("%-52s %.1f s%n", "pipeline time", pipelineSeconds);
 		this.out.printf("%-52s %.1f s%n", "wall time", totalSeconds);
