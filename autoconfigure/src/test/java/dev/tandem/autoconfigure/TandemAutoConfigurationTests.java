@@ -209,6 +209,61 @@ class TandemAutoConfigurationTests {
 			});
 	}
 
+	@Test
+	void unknownClusterInAQualifierIsReportedWithTheProperty() {
+		configured().withUserConfiguration(NorthUser.class).run((context) -> {
+			Throwable failure = context.getStartupFailure();
+			assertThat(failure).isNotNull();
+			Throwable cause = failure;
+			while (!(cause instanceof org.springframework.beans.factory.NoSuchBeanDefinitionException)) {
+				cause = cause.getCause();
+			}
+			org.springframework.mock.env.MockEnvironment environment = new org.springframework.mock.env.MockEnvironment()
+				.withProperty("tandem.clusters.east.bootstrap-servers", "east:9092")
+				.withProperty("tandem.clusters.west.bootstrap-servers", "west:9092");
+			FailureAnalysis analysis = new dev.tandem.autoconfigure.diagnostics.UnknownClusterFailureAnalyzer(environment)
+				.analyze(failure);
+			assertThat(analysis).as("analysis of %s", failure).isNotNull();
+			assertThat(analysis.getDescription()).contains("'north'").contains("tandem.clusters.north.bootstrap-servers")
+				.containsAnyOf("[east, west]", "[west, east]");
+			assertThat(analysis.getAction()).contains("eastTandemTemplate");
+		});
+	}
+
+	@Test
+	void metersAndHealthAreRegisteredWhenTheirLibrariesArePresent() {
+		configured().withBean(io.micrometer.core.instrument.simple.SimpleMeterRegistry.class).run((context) -> {
+			assertThat(context).hasSingleBean(TransactionMetrics.class)
+				.hasBean("kafkaClustersHealthContributor")
+				.hasBean("tandemCoordinatorHealthContributor");
+			io.micrometer.core.instrument.MeterRegistry registry = context
+				.getBean(io.micrometer.core.instrument.MeterRegistry.class);
+			assertThat(registry.find("tandem.transaction.in.doubt").gauge()).isNotNull();
+			assertThat(registry.find("tandem.transaction.commit").timers()).hasSize(2);
+			org.springframework.boot.health.contributor.CompositeHealthContributor clusters = context
+				.getBean("kafkaClustersHealthContributor", org.springframework.boot.health.contributor.CompositeHealthContributor.class);
+			org.springframework.boot.health.contributor.Health east = ((org.springframework.boot.health.contributor.HealthIndicator) clusters
+				.getContributor("east")).health();
+			assertThat(east.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UP);
+			assertThat(east.getDetails()).containsEntry("brokers", 1).doesNotContainKey("bootstrap.servers");
+			org.springframework.boot.health.contributor.Health coordinator = context
+				.getBean("tandemCoordinatorHealthContributor", org.springframework.boot.health.contributor.HealthIndicator.class)
+				.health();
+			assertThat(coordinator.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UP);
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class NorthUser {
+
+		@Bean
+		String usesNorth(@org.springframework.beans.factory.annotation.Qualifier("northTandemTemplate")
+				ClusterTransactionalTemplate<String, String> north) {
+			return north.getCluster();
+		}
+
+	}
+
 	private static FailureAnalysis analysis(Throwable failure) {
 		assertThat(failure).isNotNull();
 		Throwable cause = failure;
