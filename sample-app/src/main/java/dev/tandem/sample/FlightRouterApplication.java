@@ -64,16 +64,19 @@ public class FlightRouterApplication {
 
 		private final String runId;
 
+		private final String outputTopic;
+
 		FlightRouter(Regions regions, @Qualifier("eastTandemTemplate") ClusterTransactionalTemplate<String, String> east,
 				@Qualifier("westTandemTemplate") ClusterTransactionalTemplate<String, String> west,
-				@Value("${flights.run-id:}") String runId) {
+				@Value("${flights.run-id:}") String runId, @Value("${flights.output-topic:" + OUTPUT + "}") String outputTopic) {
 			this.regions = regions;
 			this.east = east;
 			this.west = west;
 			this.runId = runId;
+			this.outputTopic = outputTopic;
 		}
 
-		@KafkaListener(id = "flight-router", topics = INPUT, groupId = "${flights.group:flight-router}", batch = "true",
+		@KafkaListener(id = "flight-router", topics = "${flights.input-topic:" + INPUT + "}", groupId = "${flights.group:flight-router}", batch = "true",
 				containerFactory = "eastKafkaListenerContainerFactory")
 		@CrossClusterTransactional
 		public void route(List<ConsumerRecord<String, String>> records) {
@@ -86,8 +89,30 @@ public class FlightRouterApplication {
 				flight.put("region", cluster);
 				flight.put("src", record.partition() + ":" + record.offset());
 				ClusterTransactionalTemplate<String, String> target = Regions.WEST.equals(cluster) ? this.west : this.east;
-				target.send(OUTPUT, record.key(), JSON.writeValueAsString(flight));
+				target.send(this.outputTopic, record.key(), JSON.writeValueAsString(flight));
 			}
+		}
+
+	}
+
+	/**
+	 * A real process death for the chaos suite: halts the JVM (no shutdown hooks, no graceful
+	 * close, as {@code kill -9}) when transaction number {@code flights.halt-at-transaction}
+	 * reaches protocol step {@code flights.halt-at-step}. Not for production.
+	 */
+	@Component
+	@ConditionalOnProperty(name = "flights.halt-at-step")
+	static class Halt {
+
+		@Bean
+		ProtocolHook haltHook(@Value("${flights.halt-at-step}") ProtocolStep haltStep,
+				@Value("${flights.halt-at-transaction:1}") int haltAt) {
+			AtomicInteger reached = new AtomicInteger();
+			return (transactionId, step) -> {
+				if (step == haltStep && reached.incrementAndGet() == haltAt) {
+					Runtime.getRuntime().halt(137);
+				}
+			};
 		}
 
 	}

@@ -38,13 +38,23 @@ final class Verification {
 
 	private final String runId;
 
+	private final String inputTopic;
+
+	private final String outputTopic;
+
 	private final List<String> problems = new ArrayList<>();
 
 	private final Map<String, Object> facts = new LinkedHashMap<>();
 
 	Verification(Map<String, String> bootstrapServers, String runId) {
+		this(bootstrapServers, runId, FlightRouterApplication.INPUT, FlightRouterApplication.OUTPUT);
+	}
+
+	Verification(Map<String, String> bootstrapServers, String runId, String inputTopic, String outputTopic) {
 		this.bootstrapServers = bootstrapServers;
 		this.runId = runId;
+		this.inputTopic = inputTopic;
+		this.outputTopic = outputTopic;
 	}
 
 	/**
@@ -56,7 +66,7 @@ final class Verification {
 	 * @return whether every check passed
 	 */
 	boolean verify(Regions regions, int loaded, Map<TopicPartition, Long> endOffsets, String group) {
-		List<JsonNode> input = readRun(Regions.EAST, FlightRouterApplication.INPUT);
+		List<JsonNode> input = readRun(Regions.EAST, this.inputTopic);
 		this.facts.put("records in (flights on east, read_committed)", input.size());
 		check(input.size() == loaded, "input has " + input.size() + " records of this run, loaded " + loaded);
 
@@ -67,10 +77,10 @@ final class Verification {
 		Map<Long, Integer> seen = new HashMap<>();
 		int misrouted = 0;
 		for (String cluster : List.of(Regions.EAST, Regions.WEST)) {
-			List<JsonNode> output = readRun(cluster, FlightRouterApplication.OUTPUT);
-			this.facts.put(FlightRouterApplication.OUTPUT + " on " + cluster + " (read_committed)", output.size());
+			List<JsonNode> output = readRun(cluster, this.outputTopic);
+			this.facts.put(this.outputTopic + " on " + cluster + " (read_committed)", output.size());
 			long expectedHere = expected.values().stream().filter(cluster::equals).count();
-			this.facts.put(FlightRouterApplication.OUTPUT + " expected on " + cluster, expectedHere);
+			this.facts.put(this.outputTopic + " expected on " + cluster, expectedHere);
 			for (JsonNode flight : output) {
 				long seq = flight.get("seq").asLong();
 				seen.merge(seq, 1, Integer::sum);
@@ -78,9 +88,9 @@ final class Verification {
 					misrouted++;
 				}
 			}
-			Long kcat = kcatCount(cluster, FlightRouterApplication.OUTPUT);
+			Long kcat = kcatCount(cluster, this.outputTopic);
 			if (kcat != null) {
-				this.facts.put(FlightRouterApplication.OUTPUT + " on " + cluster + " (kcat, read_committed)", kcat);
+				this.facts.put(this.outputTopic + " on " + cluster + " (kcat, read_committed)", kcat);
 				check(kcat == output.size(), "kcat counts " + kcat + " on " + cluster + ", the Java client "
 						+ output.size());
 			}
