@@ -1,6 +1,7 @@
 package dev.tandem.coordinator.client;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -9,9 +10,11 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 
 import dev.tandem.coordinator.state.Command;
 import dev.tandem.coordinator.state.DecisionCodec;
@@ -32,7 +35,10 @@ import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.ReadException;
+import org.apache.ratis.protocol.exceptions.ReadIndexException;
 import org.apache.ratis.retry.ExponentialBackoffRetry;
+import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
@@ -51,12 +57,22 @@ import org.slf4j.LoggerFactory;
  * {@link Builder#completionLinger(Duration) few milliseconds}; {@link #close()} flushes
  * them.</li>
  * <li>{@link #state} and {@link #inDoubt} are linearizable reads (ReadIndex, Raft thesis §6.4),
- * served by the leader or by {@link Builder#readFrom(String) a chosen peer}.</li>
+ * served by the leader, by {@link Builder#readFrom(String) a chosen peer}, or
+ * {@link Builder#readFromFollowers(boolean) spread over the followers}; a follower asks the
+ * leader for the commit index and answers once it has applied up to it, so it never answers
+ * with data older than the read (KIP-996 brings the same to KRaft).</li>
  * <li>Completed and aborted records older than {@link Builder#retention(Duration)} are purged
  * every {@link Builder#purgeInterval(Duration)}.</li>
  * </ul>
- * Requests to a non-leader are redirected by the NotLeader reply's leader hint; failed
- * attempts are retried with exponential backoff. Thread-safe.
+ * Leader discovery: a request sent to a non-leader is answered with a NotLeader reply that
+ * names the leader when that peer knows it; the Ratis client retries at once on the named
+ * peer, without backoff (the idea of KIP-951, applied to the coordinator's own quorum), and
+ * remembers it for later requests ({@link #leaderRedirects()} counts these). A request whose
+ * stream a stepped-down leader closed is retried at once on another peer. Other failed
+ * attempts (timeouts, unreachable peers, elections in progress) are retried with exponential
+ * backoff and jitter, not Ratis' default busy loop.
+ * <p>
+ * Thread-safe.
  *
  * @since 0.1.0
  */
@@ -72,11 +88,27 @@ public final class RatisDecisionLog implements DecisionLog {
 
 	private final @Nullable RaftPeerId readFrom;
 
+	private final CoordinatorRetryPolicy retryPolicy;
+
+	private final @Nullable RaftClient followerReadClient;
+
+	private final List<RaftPeerId> peerIds;
+
+	private final AtomicInteger nextReader = new AtomicInteger();
+
+	private final LongAdder followerReads = new LongAdder();
+
+	private final LongAdder followerReadFallbacks = new LongAdder();
+
 	private final CommandBatcher batcher;
 
 	private final @Nullable ScheduledExecutorService purger;
 
 	private final Duration closeTimeout;
+
+	private final Duration retryBaseSleep;
+
+	private final Duration retryMaxSleep;
 
 	private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -84,12 +116,26 @@ public final class RatisDecisionLog implements DecisionLog {
 		this.group = builder.group;
 		this.readFrom = (builder.readFrom != null) ? RaftPeerId.valueOf(builder.readFrom) : null;
 		this.closeTimeout = builder.closeTimeout;
-		this.client = RaftClient.newBuilder()
+		this.retryBaseSleep = builder.retryBaseSleep;
+		this.retryMaxSleep = builder.retryMaxSleep;
+		this.retryPolicy = new CoordinatorRetryPolicy(builder.retryPolicy(), builder.retryMaxAttempts);
+		this.peerIds = this.group.peers().keySet().stream().map(RaftPeerId::valueOf).toList();
+		RaftClient.Builder client = RaftClient.newBuilder()
 			.setClientId(ClientId.randomId())
 			.setRaftGroup(this.group.toRaftGroup())
 			.setProperties(builder.clientProperties())
-			.setRetryPolicy(builder.retryPolicy())
-			.build();
+			.setRetryPolicy(this.retryPolicy);
+		if (builder.initialLeader != null) {
+			client.setLeaderId(RaftPeerId.valueOf(builder.initialLeader));
+		}
+		this.client = client.build();
+		// One attempt per follower read: a failed one falls back to the leader at once
+		this.followerReadClient = (builder.readFromFollowers && this.peerIds.size() > 1) ? RaftClient.newBuilder()
+			.setClientId(ClientId.randomId())
+			.setRaftGroup(this.group.toRaftGroup())
+			.setProperties(builder.clientProperties())
+			.setRetryPolicy(RetryPolicies.noRetry())
+			.build() : null;
 		String name = "tandem-decision-log-" + instances.incrementAndGet();
 		this.batcher = new CommandBatcher(name, this::send, builder.maxBatchSize, builder.maxInFlightBatches,
 				builder.completionLinger);
@@ -223,6 +269,51 @@ public final class RatisDecisionLog implements DecisionLog {
 	}
 
 	/**
+	 * Returns the peer this client currently takes for the leader (its first guess, or the
+	 * last one a reply or a NotLeader hint named).
+	 * @return the peer id
+	 */
+	public String leaderId() {
+		return this.client.getLeaderId().toString();
+	}
+
+	/**
+	 * Returns how many attempts were redirected by a NotLeader reply that named the leader;
+	 * each such retry leaves at once, without backoff.
+	 * @return the count, zero or more
+	 */
+	public long leaderRedirects() {
+		return this.retryPolicy.redirects();
+	}
+
+	/**
+	 * Returns how many attempts failed for another reason (stream closed by a stepped-down
+	 * leader, NotLeader without a hint, timeout, unreachable peer, leader not ready).
+	 * @return the count, zero or more
+	 */
+	public long failedAttempts() {
+		return this.retryPolicy.otherFailures();
+	}
+
+	/**
+	 * Returns how many linearizable reads a follower answered (with
+	 * {@link Builder#readFromFollowers(boolean)}).
+	 * @return the count, zero or more
+	 */
+	public long followerReads() {
+		return this.followerReads.sum();
+	}
+
+	/**
+	 * Returns how many reads failed on a follower and were sent to the leader instead (with
+	 * {@link Builder#readFromFollowers(boolean)}).
+	 * @return the count, zero or more
+	 */
+	public long followerReadFallbacks() {
+		return this.followerReadFallbacks.sum();
+	}
+
+	/**
 	 * Returns the coordinator group this client talks to.
 	 * @return the group
 	 */
@@ -248,6 +339,9 @@ public final class RatisDecisionLog implements DecisionLog {
 		}
 		try {
 			this.client.close();
+			if (this.followerReadClient != null) {
+				this.followerReadClient.close();
+			}
 		}
 		catch (Exception ex) {
 			logger.warn("Closing the Ratis client of {} failed: {}", this.group, ex.toString());
@@ -276,12 +370,83 @@ public final class RatisDecisionLog implements DecisionLog {
 			throw new DecisionLogException("Decision log of " + this.group + " is closed");
 		}
 		Message message = Message.valueOf(UnsafeByteOperations.unsafeWrap(DecisionCodec.encodeQuery(query)));
-		CompletableFuture<RaftClientReply> reply = (this.readFrom != null)
-				? this.client.async().sendReadOnly(message, this.readFrom) : this.client.async().sendReadOnly(message);
-		return await(reply.thenApply((r) -> {
-			checkSuccess(r);
-			return DecisionCodec.decodeReply(r.getMessage().getContent().newInput());
-		}), timeout, what);
+		long deadline = System.nanoTime() + timeout.toNanos();
+		for (int attempt = 0;; attempt++) {
+			Duration remaining = Duration.ofNanos(Math.max(1, deadline - System.nanoTime()));
+			try {
+				return await(read(message).thenApply((reply) -> {
+					checkSuccess(reply);
+					return DecisionCodec.decodeReply(reply.getMessage().getContent().newInput());
+				}), remaining, what);
+			}
+			catch (DecisionLogException ex) {
+				// Ratis answers these in a reply instead of retrying: no leader known, or
+				// leadership not confirmed; both pass once an election is over
+				long sleepNanos = backoffNanos(attempt);
+				if (!isTransientReadFailure(ex) || System.nanoTime() + sleepNanos >= deadline) {
+					throw ex;
+				}
+				logger.debug("Retrying {} in {} ms: {}", what, TimeUnit.NANOSECONDS.toMillis(sleepNanos), ex.getMessage());
+				try {
+					TimeUnit.NANOSECONDS.sleep(sleepNanos);
+				}
+				catch (InterruptedException interrupted) {
+					Thread.currentThread().interrupt();
+					throw new DecisionLogException("Interrupted while waiting to retry " + what, interrupted);
+				}
+			}
+		}
+	}
+
+	private long backoffNanos(int attempt) {
+		long base = this.retryBaseSleep.toNanos() << Math.min(attempt, 16);
+		long capped = Math.min(base, this.retryMaxSleep.toNanos());
+		return capped / 2 + ThreadLocalRandom.current().nextLong(capped / 2 + 1);
+	}
+
+	private static boolean isTransientReadFailure(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof ReadException || cause instanceof ReadIndexException) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private CompletableFuture<RaftClientReply> read(Message message) {
+		if (this.readFrom != null) {
+			return this.client.async().sendReadOnly(message, this.readFrom);
+		}
+		RaftPeerId follower = (this.followerReadClient != null) ? nextFollower() : null;
+		if (follower == null || this.followerReadClient == null) {
+			return this.client.async().sendReadOnly(message);
+		}
+		return this.followerReadClient.async().sendReadOnly(message, follower).thenApply((reply) -> {
+			checkSuccess(reply);
+			this.followerReads.increment();
+			return reply;
+		}).exceptionallyCompose((failure) -> {
+			this.followerReadFallbacks.increment();
+			logger.debug("Linearizable read on follower '{}' failed, asking the leader: {}", follower, failure.toString());
+			return this.client.async().sendReadOnly(message);
+		});
+	}
+
+	/**
+	 * Round-robin over the peers other than the one this client takes for the leader.
+	 */
+	private @Nullable RaftPeerId nextFollower() {
+		RaftPeerId leader = this.client.getLeaderId();
+		List<RaftPeerId> followers = new ArrayList<>(this.peerIds.size());
+		for (RaftPeerId peer : this.peerIds) {
+			if (!peer.equals(leader)) {
+				followers.add(peer);
+			}
+		}
+		if (followers.isEmpty()) {
+			return null;
+		}
+		return followers.get(Math.floorMod(this.nextReader.getAndIncrement(), followers.size()));
 	}
 
 	private static void checkSuccess(RaftClientReply reply) {
@@ -342,6 +507,10 @@ public final class RatisDecisionLog implements DecisionLog {
 		private Duration closeTimeout = Duration.ofSeconds(5);
 
 		private @Nullable String readFrom;
+
+		private boolean readFromFollowers;
+
+		private @Nullable String initialLeader;
 
 		private Builder(CoordinatorGroup group) {
 			this.group = Objects.requireNonNull(group, "group");
@@ -469,6 +638,38 @@ public final class RatisDecisionLog implements DecisionLog {
 				throw new IllegalArgumentException("Peer '" + peerId + "' is not in " + this.group);
 			}
 			this.readFrom = peerId;
+			return this;
+		}
+
+		/**
+		 * Sets whether linearizable reads ({@code state}, {@code inDoubt}) are spread
+		 * round-robin over the peers this client does not take for the leader, so that read
+		 * capacity grows with the number of peers. A follower answers only after it applied
+		 * the leader's commit index as of the read (ReadIndex, Raft thesis §6.4), so answers
+		 * are never stale; a read that fails on a follower (unreachable, no leader known, not
+		 * caught up within the request timeout) is sent once more to the leader. Ignored when
+		 * {@link #readFrom(String)} names a peer.
+		 * @param readFromFollowers whether to read from followers (default false: the leader)
+		 * @return this builder
+		 */
+		public Builder readFromFollowers(boolean readFromFollowers) {
+			this.readFromFollowers = readFromFollowers;
+			return this;
+		}
+
+		/**
+		 * Sets the peer this client first takes for the leader; by default the leader another
+		 * client of the same group in this JVM last saw, else the first peer. A wrong guess
+		 * costs one round trip: the peer's NotLeader reply names the leader.
+		 * @param peerId a peer id of the group, or {@code null} for the default
+		 * @return this builder
+		 * @throws IllegalArgumentException if the group has no such peer
+		 */
+		public Builder initialLeader(@Nullable String peerId) {
+			if (peerId != null && !this.group.peers().containsKey(peerId)) {
+				throw new IllegalArgumentException("Peer '" + peerId + "' is not in " + this.group);
+			}
+			this.initialLeader = peerId;
 			return this;
 		}
 

@@ -5,8 +5,12 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -16,15 +20,20 @@ import dev.tandem.coordinator.client.CoordinatorGroup;
 import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
+import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.SnapshotManagementRequest;
+import org.apache.ratis.protocol.TransferLeadershipRequest;
 import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.util.TimeDuration;
 import org.jspecify.annotations.Nullable;
@@ -69,6 +78,14 @@ public final class CoordinatorServer implements AutoCloseable {
 
 	private final RaftServer server;
 
+	private final Duration electionTimeoutMin;
+
+	private final Duration electionTimeoutMax;
+
+	private final PeerReconnector reconnector;
+
+	private @Nullable ScheduledExecutorService maintenance;
+
 	private final Object lifecycleMonitor = new Object();
 
 	private Lifecycle lifecycle = Lifecycle.NEW;
@@ -79,6 +96,10 @@ public final class CoordinatorServer implements AutoCloseable {
 		this.raftGroupId = RaftGroupId.valueOf(this.group.groupId());
 		this.dataDir = builder.dataDir;
 		this.stateMachine = new DecisionStateMachine();
+		this.electionTimeoutMin = builder.electionTimeoutMin;
+		this.electionTimeoutMax = builder.electionTimeoutMax;
+		this.reconnector = new PeerReconnector(this.peerId,
+				this.group.peers().keySet().stream().filter((id) -> !id.equals(this.peerId)).toList());
 		Files.createDirectories(this.dataDir);
 		this.server = RaftServer.newBuilder()
 			.setServerId(RaftPeerId.valueOf(this.peerId))
@@ -114,9 +135,33 @@ public final class CoordinatorServer implements AutoCloseable {
 		}
 		long startNanos = System.nanoTime();
 		this.server.start();
+		if (this.group.peers().size() > 1) {
+			ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor((runnable) -> {
+				Thread thread = new Thread(runnable, "tandem-peer-" + this.peerId + "-maintenance");
+				thread.setDaemon(true);
+				return thread;
+			});
+			long periodMs = this.electionTimeoutMin.toMillis();
+			executor.scheduleWithFixedDelay(this::reconnectWhileLeaderless, periodMs, periodMs, TimeUnit.MILLISECONDS);
+			synchronized (this.lifecycleMonitor) {
+				this.maintenance = executor;
+			}
+		}
 		logger.info("Coordinator peer '{}' of group {} started on {} in {} ms (data dir {})", this.peerId,
 				this.group.groupId(), this.group.peers().get(this.peerId),
 				TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos), this.dataDir);
+	}
+
+	private void reconnectWhileLeaderless() {
+		try {
+			PeerStatus status = status();
+			if (status.role() != PeerRole.STOPPED && !status.hasLeader()) {
+				this.reconnector.reconnect(this.server);
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Coordinator peer '{}' maintenance failed: {}", this.peerId, ex.toString());
+		}
 	}
 
 	/**
@@ -156,6 +201,99 @@ public final class CoordinatorServer implements AutoCloseable {
 	 */
 	public long currentTerm() {
 		return division().getInfo().getCurrentTerm();
+	}
+
+	/**
+	 * Returns this peer's Raft state now: role, term, known leader, commit and applied index.
+	 * Cheap (no I/O, no remote call); safe to call from health checks and metrics.
+	 * @return the status; role {@link PeerRole#STOPPED} when the peer is not running
+	 */
+	public PeerStatus status() {
+		synchronized (this.lifecycleMonitor) {
+			if (this.lifecycle != Lifecycle.STARTED) {
+				return stoppedStatus();
+			}
+		}
+		RaftServer.Division division;
+		try {
+			division = this.server.getDivision(this.raftGroupId);
+		}
+		catch (IOException ex) {
+			return stoppedStatus();
+		}
+		DivisionInfo info = division.getInfo();
+		if (info.getLifeCycleState().isClosingOrClosed()) {
+			return stoppedStatus();
+		}
+		RaftPeerId leaderId = info.getLeaderId();
+		RaftLog log = division.getRaftLog();
+		TermIndex last = log.getLastEntryTermIndex();
+		boolean leader = info.isLeader();
+		// Just after stepping down, Ratis may still name this peer as leader
+		String knownLeader = leader ? this.peerId
+				: ((leaderId != null && !leaderId.toString().equals(this.peerId)) ? leaderId.toString() : null);
+		return new PeerStatus(this.peerId, PeerRole.of(info.getCurrentRole()), info.getCurrentTerm(), knownLeader,
+				leader && info.isLeaderReady(),
+				log.getLastCommittedIndex(), info.getLastAppliedIndex(), (last != null) ? last.getIndex() : -1);
+	}
+
+	private PeerStatus stoppedStatus() {
+		return new PeerStatus(this.peerId, PeerRole.STOPPED, 0, null, false, -1, -1, -1);
+	}
+
+	/**
+	 * Hands leadership over to the most up-to-date follower that answered the leader within
+	 * the last two election timeouts, and waits until it leads. Ratis brings the target's log
+	 * up to date, then tells it to start an election at once (Raft thesis §3.10), so the group
+	 * pauses for about one round trip instead of an election timeout; clients follow the
+	 * NotLeader hint to the new leader. Call it before stopping a leader on purpose.
+	 * @param timeout how long to wait for the new leader, positive
+	 * @return the new leader's id, or empty when this peer does not lead or no follower is
+	 *     reachable (nothing to do)
+	 * @throws IOException if the transfer failed or did not finish within the timeout; this
+	 *     peer may then still lead
+	 */
+	public Optional<String> transferLeadership(Duration timeout) throws IOException {
+		RaftServer.Division division = division();
+		if (!division.getInfo().isLeader()) {
+			return Optional.empty();
+		}
+		Optional<RaftPeerId> target = transferTarget(division);
+		if (target.isEmpty()) {
+			logger.warn("Coordinator peer '{}' leads but no follower is reachable: leadership not transferred",
+					this.peerId);
+			return Optional.empty();
+		}
+		long startNanos = System.nanoTime();
+		TransferLeadershipRequest request = new TransferLeadershipRequest(ClientId.randomId(),
+				RaftPeerId.valueOf(this.peerId), this.raftGroupId, callIds.incrementAndGet(), target.get(),
+				timeout.toMillis());
+		RaftClientReply reply = this.server.transferLeadership(request);
+		if (!reply.isSuccess()) {
+			throw new IOException("Coordinator peer '" + this.peerId + "' could not transfer leadership to '"
+					+ target.get() + "'", reply.getException());
+		}
+		logger.info("Coordinator peer '{}' transferred leadership to '{}' in {} ms", this.peerId, target.get(),
+				TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos));
+		return Optional.of(target.get().toString());
+	}
+
+	private Optional<RaftPeerId> transferTarget(RaftServer.Division division) {
+		long recentMs = 2 * this.electionTimeoutMax.toMillis();
+		List<String> reachable = division.getInfo()
+			.getRoleInfoProto()
+			.getLeaderInfo()
+			.getFollowerInfoList()
+			.stream()
+			.filter((follower) -> follower.getLastRpcElapsedTimeMs() <= recentMs)
+			.map(ServerRpcProto::getId)
+			.map((peer) -> RaftPeerId.valueOf(peer.getId()).toString())
+			.toList();
+		return division.getCommitInfos()
+			.stream()
+			.filter((info) -> reachable.contains(RaftPeerId.valueOf(info.getServer().getId()).toString()))
+			.max(Comparator.comparingLong(CommitInfoProto::getCommitIndex))
+			.map((info) -> RaftPeerId.valueOf(info.getServer().getId()));
 	}
 
 	/**
@@ -234,6 +372,9 @@ public final class CoordinatorServer implements AutoCloseable {
 				return;
 			}
 			this.lifecycle = this.lifecycle.to(Lifecycle.CLOSED);
+			if (this.maintenance != null) {
+				this.maintenance.shutdownNow();
+			}
 		}
 		try {
 			this.server.close();

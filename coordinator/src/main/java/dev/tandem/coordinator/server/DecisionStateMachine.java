@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -29,7 +30,10 @@ import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftGroupMemberId;
+import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.server.storage.FileInfo;
@@ -77,6 +81,12 @@ public class DecisionStateMachine extends BaseStateMachine {
 
 	private final AtomicLong appliedDecisions = new AtomicLong();
 
+	private final AtomicLong leaderChanges = new AtomicLong();
+
+	private volatile @Nullable LeaderReadGuard readGuard;
+
+	private volatile RaftServer.@Nullable Division division;
+
 	private volatile long loadedSnapshotIndex = RaftLog.INVALID_LOG_INDEX;
 
 	private volatile int loadedSnapshotRecords;
@@ -86,6 +96,18 @@ public class DecisionStateMachine extends BaseStateMachine {
 		super.initialize(server, groupId, raftStorage);
 		this.storage.init(raftStorage);
 		load(this.storage.getLatestSnapshot());
+		long minTimeoutMs = RaftServerConfigKeys.Rpc.timeoutMin(server.getProperties()).toLong(TimeUnit.MILLISECONDS);
+		long maxTimeoutMs = RaftServerConfigKeys.Rpc.timeoutMax(server.getProperties()).toLong(TimeUnit.MILLISECONDS);
+		this.readGuard = new LeaderReadGuard(minTimeoutMs / 2, 2 * maxTimeoutMs);
+	}
+
+	@Override
+	public void close() throws IOException {
+		LeaderReadGuard guard = this.readGuard;
+		if (guard != null) {
+			guard.close();
+		}
+		super.close();
 	}
 
 	@Override
@@ -146,6 +168,13 @@ public class DecisionStateMachine extends BaseStateMachine {
 		return CompletableFuture.completedFuture(message(DecisionCodec.encodeResults(results)));
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * On the leader, answers only once leadership is confirmed by a majority (see
+	 * {@code LeaderReadGuard}: Ratis 3.3.0 may skip that confirmation), else fails with a
+	 * {@link org.apache.ratis.protocol.exceptions.ReadException}.
+	 */
 	@Override
 	public CompletableFuture<Message> query(Message request) {
 		Query query;
@@ -155,6 +184,34 @@ public class DecisionStateMachine extends BaseStateMachine {
 		catch (DecisionCodecException ex) {
 			return CompletableFuture.failedFuture(ex);
 		}
+		LeaderReadGuard guard = this.readGuard;
+		RaftServer.Division self = division();
+		if (guard == null || self == null) {
+			return CompletableFuture.completedFuture(answerNow(query));
+		}
+		CompletableFuture<Void> confirmed = guard.confirm(self);
+		return confirmed.isDone() && !confirmed.isCompletedExceptionally()
+				? CompletableFuture.completedFuture(answerNow(query)) : confirmed.thenApply((ignored) -> answerNow(query));
+	}
+
+	private RaftServer.@Nullable Division division() {
+		RaftServer.Division self = this.division;
+		if (self == null) {
+			CompletableFuture<RaftServer> server = getServer();
+			if (server.isDone() && !server.isCompletedExceptionally()) {
+				try {
+					self = server.join().getDivision(getGroupId());
+					this.division = self;
+				}
+				catch (IOException ex) {
+					logger.debug("Division of {} not available yet: {}", getGroupId(), ex.toString());
+				}
+			}
+		}
+		return self;
+	}
+
+	private Message answerNow(Query query) {
 		QueryReply reply;
 		this.lock.readLock().lock();
 		try {
@@ -163,7 +220,7 @@ public class DecisionStateMachine extends BaseStateMachine {
 		finally {
 			this.lock.readLock().unlock();
 		}
-		return CompletableFuture.completedFuture(message(DecisionCodec.encodeReply(reply)));
+		return message(DecisionCodec.encodeReply(reply));
 	}
 
 	private QueryReply answer(Query query) {
@@ -174,6 +231,12 @@ public class DecisionStateMachine extends BaseStateMachine {
 			return new QueryReply.InDoubtReply(this.table.inDoubt(inDoubt.owner()));
 		}
 		return new QueryReply.CountsReply(this.table.counts());
+	}
+
+	@Override
+	public void notifyLeaderChanged(RaftGroupMemberId groupMemberId, @Nullable RaftPeerId newLeaderId) {
+		this.leaderChanges.incrementAndGet();
+		logger.debug("Peer {} now sees leader {}", groupMemberId.getPeerId(), newLeaderId);
 	}
 
 	@Override
@@ -263,6 +326,26 @@ public class DecisionStateMachine extends BaseStateMachine {
 	}
 
 	/**
+	 * Returns how the reads this replica served as leader were confirmed (counts since it
+	 * started; zero before start-up).
+	 * @return the counts
+	 */
+	public LeaderReads leaderReads() {
+		LeaderReadGuard guard = this.readGuard;
+		return (guard != null) ? new LeaderReads(guard.leaseReads(), guard.confirmedReads(), guard.refusedReads())
+				: new LeaderReads(0, 0, 0);
+	}
+
+	/**
+	 * Returns how often this replica saw the leader change (including to "no leader") since it
+	 * started; a steadily rising count means needless elections.
+	 * @return the count, zero or more
+	 */
+	public long leaderChanges() {
+		return this.leaderChanges.get();
+	}
+
+	/**
 	 * Returns the log index of the snapshot this replica last loaded at start-up or on
 	 * installation, or {@code -1} if it loaded none.
 	 * @return the log index, or {@code -1}
@@ -305,6 +388,21 @@ public class DecisionStateMachine extends BaseStateMachine {
 		try (var channel = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.WRITE)) {
 			channel.force(true);
 		}
+	}
+
+	/**
+	 * How a leader confirmed its leadership before answering reads.
+	 *
+	 * @param withinLease reads answered at once because a majority answered the leader
+	 *     within half the minimum election timeout
+	 * @param confirmed reads answered after a majority answered a heartbeat sent after the
+	 *     read arrived (Raft thesis §6.4)
+	 * @param refused reads refused because no majority answered within twice the maximum
+	 *     election timeout: a leader cut off from the majority
+	 * @since 0.1.0
+	 */
+	public record LeaderReads(long withinLease, long confirmed, long refused) {
+
 	}
 
 }
