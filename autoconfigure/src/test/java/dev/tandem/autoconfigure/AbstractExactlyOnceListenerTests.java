@@ -2,8 +2,6 @@ package dev.tandem.autoconfigure;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -12,15 +10,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,6 +33,7 @@ import org.springframework.kafka.annotation.KafkaListener;
 
 import dev.tandem.actuate.KafkaTransactionsEndpoint;
 import dev.tandem.autoconfigure.transaction.ClusterTransactionalTemplate;
+import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactional;
 import dev.tandem.transaction.ProtocolHook;
@@ -138,25 +134,7 @@ abstract class AbstractExactlyOnceListenerTests {
 	}
 
 	private List<String> readCommitted(String cluster, String topic) {
-		Map<String, Object> config = new HashMap<>();
-		config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers(cluster));
-		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-		try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(config, new StringDeserializer(),
-				new StringDeserializer())) {
-			List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(10)).stream()
-				.map((p) -> new TopicPartition(topic, p.partition())).toList();
-			consumer.assign(partitions);
-			consumer.seekToBeginning(partitions);
-			Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
-			List<String> values = new ArrayList<>();
-			long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-			while (partitions.stream().anyMatch((tp) -> consumer.position(tp) < end.get(tp)) && System.nanoTime() < deadline) {
-				for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
-					values.add(record.value());
-				}
-			}
-			return values;
-		}
+		return ReadCommitted.values(bootstrapServers(cluster), topic);
 	}
 
 	@Configuration(proxyBeanMethods = false)

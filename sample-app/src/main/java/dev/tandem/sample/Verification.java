@@ -13,14 +13,13 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
+
+import dev.tandem.test.ReadCommitted;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -138,30 +137,12 @@ final class Verification {
 	}
 
 	private List<JsonNode> readRun(String cluster, String topic) {
-		Map<String, Object> config = new HashMap<>();
-		config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, this.bootstrapServers.get(cluster));
-		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
 		List<JsonNode> result = new ArrayList<>();
-		try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
-				new ByteArrayDeserializer())) {
-			List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()
-				.map((info) -> new TopicPartition(topic, info.partition()))
-				.toList();
-			consumer.assign(partitions);
-			consumer.seekToBeginning(partitions);
-			Map<TopicPartition, Long> end = consumer.endOffsets(partitions, Duration.ofSeconds(30));
-			long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-			while (partitions.stream().anyMatch((tp) -> consumer.position(tp) < end.get(tp))) {
-				if (System.nanoTime() > deadline) {
-					throw new IllegalStateException("Could not read " + topic + " on " + cluster + " to " + end);
-				}
-				for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
-					JsonNode value = JSON.readTree(record.value());
-					if (this.runId.equals(value.path("runId").asString(""))) {
-						result.add(value);
-					}
-				}
+		for (ConsumerRecord<byte[], byte[]> record : ReadCommitted.records(this.bootstrapServers.get(cluster), topic,
+				Duration.ofMinutes(2))) {
+			JsonNode value = JSON.readTree(record.value());
+			if (this.runId.equals(value.path("runId").asString(""))) {
+				result.add(value);
 			}
 		}
 		return result;

@@ -1,0 +1,83 @@
+package dev.tandem.test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * Reads every record of a topic that a {@code read_committed} consumer can see, from the
+ * beginning up to the last stable offset taken at the start of the read: the way to count what a
+ * transactional writer really committed. Works against any cluster, embedded or not.
+ * <p>
+ * Thread-safe (each call uses its own consumer).
+ *
+ * @since 0.1.0
+ */
+public final class ReadCommitted {
+
+	/** How long one read may take by default. */
+	public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
+
+	private ReadCommitted() {
+	}
+
+	/**
+	 * Reads the committed records of a topic.
+	 * @param bootstrapServers the cluster's bootstrap servers
+	 * @param topic the topic
+	 * @param timeout how long the read may take
+	 * @return the records, partition by partition in offset order
+	 * @throws EmbeddedKafkaClusterException if the last stable offset is not reached in time (an
+	 *     open transaction holds it back)
+	 */
+	public static List<ConsumerRecord<byte[], byte[]>> records(String bootstrapServers, String topic, Duration timeout) {
+		Map<String, Object> config = new HashMap<>();
+		config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+		long deadline = System.nanoTime() + timeout.toNanos();
+		try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
+				new ByteArrayDeserializer())) {
+			List<TopicPartition> partitions = consumer.partitionsFor(topic, timeout).stream()
+				.map((info) -> new TopicPartition(topic, info.partition()))
+				.toList();
+			consumer.assign(partitions);
+			consumer.seekToBeginning(partitions);
+			Map<TopicPartition, Long> end = consumer.endOffsets(partitions, timeout);
+			List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+			while (partitions.stream().anyMatch((tp) -> consumer.position(tp) < end.get(tp))) {
+				if (System.nanoTime() > deadline) {
+					throw new EmbeddedKafkaClusterException("Could not read " + topic + " to its last stable offsets "
+							+ end + " within " + timeout);
+				}
+				consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+			}
+			return records;
+		}
+	}
+
+	/**
+	 * Reads the committed values of a topic as UTF-8 strings, within {@link #DEFAULT_TIMEOUT}.
+	 * @param bootstrapServers the cluster's bootstrap servers
+	 * @param topic the topic
+	 * @return the values ({@code null} values kept as null)
+	 * @throws EmbeddedKafkaClusterException if the last stable offset is not reached in time
+	 */
+	public static List<String> values(String bootstrapServers, String topic) {
+		List<String> values = new ArrayList<>();
+		for (ConsumerRecord<byte[], byte[]> record : records(bootstrapServers, topic, DEFAULT_TIMEOUT)) {
+			values.add((record.value() != null) ? new String(record.value(), StandardCharsets.UTF_8) : null);
+		}
+		return values;
+	}
+
+}
