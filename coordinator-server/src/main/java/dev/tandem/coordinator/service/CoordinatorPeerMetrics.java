@@ -1,0 +1,128 @@
+package dev.tandem.coordinator.service;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.function.ToDoubleFunction;
+
+import dev.tandem.coordinator.server.CoordinatorServer;
+import dev.tandem.coordinator.server.DecisionStateMachine;
+import dev.tandem.coordinator.server.PeerRole;
+import dev.tandem.coordinator.server.PeerStatus;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+/**
+ * Micrometer meters of the hosted coordinator peer and its state machine, all tagged with
+ * {@code peer} (Prometheus names in brackets):
+ * <ul>
+ * <li>{@code tandem.coordinator.peer.term} [{@code tandem_coordinator_peer_term}]: current
+ * Raft term; a term that keeps rising means needless elections;</li>
+ * <li>{@code tandem.coordinator.peer.leader}: 1 while this peer leads, else 0;</li>
+ * <li>{@code tandem.coordinator.peer.joined}: 1 while a ready leader is known, else 0;</li>
+ * <li>{@code tandem.coordinator.peer.commit.index}, {@code ...applied.index},
+ * {@code ...last.log.index}: Raft log positions; {@code ...apply.lag}: committed entries not
+ * yet applied;</li>
+ * <li>{@code tandem.coordinator.records} tagged {@code state=decided|completed|aborted}: the
+ * records the decision table holds on this replica;</li>
+ * <li>counters {@code tandem.coordinator.applied.entries} (Raft entries),
+ * {@code ...applied.operations}, {@code ...applied.decisions} (decisions per entry is the
+ * group-commit factor), {@code tandem.coordinator.leader.changes};</li>
+ * <li>counter {@code tandem.coordinator.leader.reads} tagged
+ * {@code confirmation=lease|heartbeat|refused}: how this peer, as leader, confirmed its
+ * leadership before answering linearizable reads (Raft thesis §6.4).</li>
+ * </ul>
+ * Thread-safe.
+ *
+ * @since 0.1.0
+ */
+public class CoordinatorPeerMetrics implements MeterBinder {
+
+	private final CoordinatorServer server;
+
+	/**
+	 * Creates the meters' binder for a peer.
+	 * @param server the hosted peer
+	 */
+	public CoordinatorPeerMetrics(CoordinatorServer server) {
+		this.server = Objects.requireNonNull(server, "server");
+	}
+
+	@Override
+	public void bindTo(MeterRegistry registry) {
+		List<Tag> tags = List.of(Tag.of("peer", this.server.peerId()));
+		gauge(registry, "tandem.coordinator.peer.term", "Current Raft term of this peer", tags, PeerStatus::term);
+		gauge(registry, "tandem.coordinator.peer.leader", "1 while this peer leads, else 0", tags,
+				(status) -> (status.role() == PeerRole.LEADER) ? 1 : 0);
+		gauge(registry, "tandem.coordinator.peer.joined", "1 while this peer knows a ready leader, else 0", tags,
+				(status) -> status.hasLeader() ? 1 : 0);
+		gauge(registry, "tandem.coordinator.peer.commit.index", "Highest Raft log index known committed", tags,
+				PeerStatus::commitIndex);
+		gauge(registry, "tandem.coordinator.peer.applied.index", "Highest Raft log index applied", tags,
+				PeerStatus::appliedIndex);
+		gauge(registry, "tandem.coordinator.peer.last.log.index", "Index of the last entry in the Raft log", tags,
+				PeerStatus::lastLogIndex);
+		gauge(registry, "tandem.coordinator.peer.apply.lag", "Committed Raft entries not yet applied", tags,
+				PeerStatus::applyLag);
+
+		DecisionStateMachine stateMachine = this.server.stateMachine();
+		Gauge.builder("tandem.coordinator.records", stateMachine, (machine) -> machine.counts().decided())
+			.description("Records in this replica's decision table")
+			.tags(tags)
+			.tag("state", "decided")
+			.register(registry);
+		Gauge.builder("tandem.coordinator.records", stateMachine, (machine) -> machine.counts().completed())
+			.description("Records in this replica's decision table")
+			.tags(tags)
+			.tag("state", "completed")
+			.register(registry);
+		Gauge.builder("tandem.coordinator.records", stateMachine, (machine) -> machine.counts().aborted())
+			.description("Records in this replica's decision table")
+			.tags(tags)
+			.tag("state", "aborted")
+			.register(registry);
+		counter(registry, "tandem.coordinator.applied.entries", "Raft log entries applied by this replica", tags,
+				stateMachine, DecisionStateMachine::appliedEntries);
+		counter(registry, "tandem.coordinator.applied.operations", "Operations applied by this replica", tags,
+				stateMachine, DecisionStateMachine::appliedOperations);
+		counter(registry, "tandem.coordinator.applied.decisions", "Decide operations applied by this replica", tags,
+				stateMachine, DecisionStateMachine::appliedDecisions);
+		counter(registry, "tandem.coordinator.leader.changes", "Leader changes seen by this replica", tags,
+				stateMachine, DecisionStateMachine::leaderChanges);
+		String readsDescription = "Linearizable reads served as leader, by how leadership was confirmed";
+		FunctionCounter.builder("tandem.coordinator.leader.reads", stateMachine,
+				(machine) -> machine.leaderReads().withinLease())
+			.description(readsDescription)
+			.tags(tags)
+			.tag("confirmation", "lease")
+			.register(registry);
+		FunctionCounter.builder("tandem.coordinator.leader.reads", stateMachine,
+				(machine) -> machine.leaderReads().confirmed())
+			.description(readsDescription)
+			.tags(tags)
+			.tag("confirmation", "heartbeat")
+			.register(registry);
+		FunctionCounter.builder("tandem.coordinator.leader.reads", stateMachine,
+				(machine) -> machine.leaderReads().refused())
+			.description(readsDescription)
+			.tags(tags)
+			.tag("confirmation", "refused")
+			.register(registry);
+	}
+
+	private void gauge(MeterRegistry registry, String name, String description, List<Tag> tags,
+			ToDoubleFunction<PeerStatus> value) {
+		Gauge.builder(name, this.server, (server) -> value.applyAsDouble(server.status()))
+			.description(description)
+			.tags(tags)
+			.register(registry);
+	}
+
+	private static void counter(MeterRegistry registry, String name, String description, List<Tag> tags,
+			DecisionStateMachine stateMachine, ToDoubleFunction<DecisionStateMachine> value) {
+		FunctionCounter.builder(name, stateMachine, value).description(description).tags(tags).register(registry);
+	}
+
+}

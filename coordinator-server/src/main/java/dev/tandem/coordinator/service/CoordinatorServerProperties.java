@@ -1,0 +1,241 @@
+package dev.tandem.coordinator.service;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.UUID;
+
+import dev.tandem.coordinator.client.CoordinatorGroup;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Configuration of the coordinator peer this server hosts ({@code tandem.coordinator.server.*};
+ * as environment variables {@code TANDEM_COORDINATOR_SERVER_PEER_ID},
+ * {@code TANDEM_COORDINATOR_SERVER_PEERS}, ...). The HTTP port of health and metrics is
+ * Spring Boot's {@code server.port}; the Raft (gRPC) port is the one of this peer's address
+ * in {@link #getPeers() the peer list}.
+ *
+ * @since 0.1.0
+ */
+@ConfigurationProperties("tandem.coordinator.server")
+public class CoordinatorServerProperties {
+
+	/**
+	 * Id of the peer this server hosts; must be one of the ids of the peer list. In Kubernetes,
+	 * the pod name of the StatefulSet.
+	 */
+	private @Nullable String peerId;
+
+	/**
+	 * Every peer of the group as comma-separated id=host:port items, in the same order on
+	 * every server, for example "coordinator-0=coordinator-0.coordinator:9872,...". The port
+	 * is the Raft (gRPC) port.
+	 */
+	private @Nullable String peers;
+
+	/**
+	 * Raft group id shared by all peers and their clients; by default the id Tandem's clients
+	 * assume.
+	 */
+	private UUID groupId = CoordinatorGroup.DEFAULT_GROUP_ID;
+
+	/**
+	 * Directory of this peer's Raft log and snapshots; must survive restarts (a persistent
+	 * volume), one per peer.
+	 */
+	private Path dataDir = Path.of("data");
+
+	/**
+	 * Address the Raft endpoint binds to; all interfaces when not set.
+	 */
+	private @Nullable String bindHost;
+
+	private final ElectionTimeout electionTimeout = new ElectionTimeout();
+
+	private final Snapshot snapshot = new Snapshot();
+
+	private final Shutdown shutdown = new Shutdown();
+
+	public @Nullable String getPeerId() {
+		return this.peerId;
+	}
+
+	public void setPeerId(@Nullable String peerId) {
+		this.peerId = peerId;
+	}
+
+	public @Nullable String getPeers() {
+		return this.peers;
+	}
+
+	public void setPeers(@Nullable String peers) {
+		this.peers = peers;
+	}
+
+	public UUID getGroupId() {
+		return this.groupId;
+	}
+
+	public void setGroupId(UUID groupId) {
+		this.groupId = groupId;
+	}
+
+	public Path getDataDir() {
+		return this.dataDir;
+	}
+
+	public void setDataDir(Path dataDir) {
+		this.dataDir = dataDir;
+	}
+
+	public @Nullable String getBindHost() {
+		return this.bindHost;
+	}
+
+	public void setBindHost(@Nullable String bindHost) {
+		this.bindHost = bindHost;
+	}
+
+	public ElectionTimeout getElectionTimeout() {
+		return this.electionTimeout;
+	}
+
+	public Snapshot getSnapshot() {
+		return this.snapshot;
+	}
+
+	public Shutdown getShutdown() {
+		return this.shutdown;
+	}
+
+	/**
+	 * Returns the group described by {@code peers} and {@code group-id}.
+	 * @return the group
+	 * @throws IllegalStateException if the peer id or peer list is missing, malformed, or the
+	 *     peer id is not in the list
+	 */
+	public CoordinatorGroup group() {
+		if (this.peerId == null || this.peerId.isBlank()) {
+			throw new IllegalStateException("tandem.coordinator.server.peer-id is not set");
+		}
+		if (this.peers == null || this.peers.isBlank()) {
+			throw new IllegalStateException("tandem.coordinator.server.peers is not set (id=host:port,...)");
+		}
+		CoordinatorGroup group;
+		try {
+			group = CoordinatorGroup.of(this.groupId, CoordinatorGroup.parse(this.peers).peers());
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalStateException("tandem.coordinator.server.peers is invalid: " + ex.getMessage(), ex);
+		}
+		if (!group.peers().containsKey(this.peerId)) {
+			throw new IllegalStateException("tandem.coordinator.server.peer-id '" + this.peerId
+					+ "' is not in tandem.coordinator.server.peers " + group.peers().keySet());
+		}
+		return group;
+	}
+
+	/**
+	 * Randomised Raft election timeout (Raft §5.2).
+	 */
+	public static class ElectionTimeout {
+
+		/**
+		 * Lower bound of the election timeout: how long a follower waits for the leader before
+		 * it starts a pre-vote. Lower fails over faster but risks needless elections under GC
+		 * or CPU pauses.
+		 */
+		private Duration min = Duration.ofMillis(150);
+
+		/**
+		 * Upper bound of the election timeout; must be greater than the lower bound.
+		 */
+		private Duration max = Duration.ofMillis(300);
+
+		public Duration getMin() {
+			return this.min;
+		}
+
+		public void setMin(Duration min) {
+			this.min = min;
+		}
+
+		public Duration getMax() {
+			return this.max;
+		}
+
+		public void setMax(Duration max) {
+			this.max = max;
+		}
+
+	}
+
+	/**
+	 * Automatic snapshots of the decision table.
+	 */
+	public static class Snapshot {
+
+		/**
+		 * Number of Raft log entries after which a snapshot is taken and the log purged up to
+		 * it.
+		 */
+		private long threshold = 10_000;
+
+		/**
+		 * Number of snapshot files to keep.
+		 */
+		private int retention = 2;
+
+		public long getThreshold() {
+			return this.threshold;
+		}
+
+		public void setThreshold(long threshold) {
+			this.threshold = threshold;
+		}
+
+		public int getRetention() {
+			return this.retention;
+		}
+
+		public void setRetention(int retention) {
+			this.retention = retention;
+		}
+
+	}
+
+	/**
+	 * What the peer does when the server shuts down.
+	 */
+	public static class Shutdown {
+
+		/**
+		 * Whether a leading peer hands leadership to the most up-to-date follower before it
+		 * stops, so the group pauses for about a round trip instead of an election timeout.
+		 */
+		private boolean transferLeadership = true;
+
+		/**
+		 * How long to wait for the new leader when transferring leadership at shutdown.
+		 */
+		private Duration transferTimeout = Duration.ofSeconds(5);
+
+		public boolean isTransferLeadership() {
+			return this.transferLeadership;
+		}
+
+		public void setTransferLeadership(boolean transferLeadership) {
+			this.transferLeadership = transferLeadership;
+		}
+
+		public Duration getTransferTimeout() {
+			return this.transferTimeout;
+		}
+
+		public void setTransferTimeout(Duration transferTimeout) {
+			this.transferTimeout = transferTimeout;
+		}
+
+	}
+
+}
