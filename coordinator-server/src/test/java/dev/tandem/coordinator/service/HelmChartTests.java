@@ -1,0 +1,164 @@
+package dev.tandem.coordinator.service;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+
+import com.marcnuri.helm.Helm;
+import com.marcnuri.helm.LintResult;
+import com.marcnuri.helm.TemplateCommand;
+import dev.tandem.coordinator.client.CoordinatorGroup;
+import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
+import org.yaml.snakeyaml.Yaml;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Tests of the {@code helm/tandem} chart with the helm library that helm-java carries (no helm
+ * install needed): it lints, and the rendered manifests wire the peers together.
+ */
+class HelmChartTests {
+
+	private static final Logger logger = LoggerFactory.getLogger(HelmChartTests.class);
+
+	private static final Path CHART = Path.of("..", "helm", "tandem").toAbsolutePath().normalize();
+
+	@Test
+	void chartPassesStrictLint() {
+		assertThat(CHART.resolve("Chart.yaml")).exists();
+		LintResult result = new Helm(CHART).lint().strict().call();
+		logger.info("helm lint --strict {}: {}", CHART, result.getMessages());
+		assertThat(result.isFailed()).as("lint messages %s", result.getMessages()).isFalse();
+	}
+
+	@Test
+	void defaultsRenderThreePeersOneVolumeEachAMajorityBudgetAndTheReadinessProbe() {
+		Map<String, Map<String, Object>> manifests = render((template) -> template);
+
+		Map<String, Object> statefulSet = manifests.get("StatefulSet/tandem-coordinator");
+		assertThat(at(statefulSet, "spec.replicas")).isEqualTo(3);
+		assertThat(at(statefulSet, "spec.podManagementPolicy")).isEqualTo("Parallel");
+		assertThat(at(statefulSet, "spec.serviceName")).isEqualTo("tandem-coordinator-peers");
+		Map<String, Object> container = first(at(statefulSet, "spec.template.spec.containers"));
+		Map<String, Object> env = env(container);
+		assertThat(env.get("TANDEM_COORDINATOR_SERVER_PEER_ID")).isEqualTo("$(POD_NAME)");
+		assertThat(env.get("TANDEM_COORDINATOR_SERVER_PEERS")).isEqualTo("tandem-coordinator-0="
+				+ "tandem-coordinator-0.tandem-coordinator-peers.prod.svc.cluster.local:9872,"
+				+ "tandem-coordinator-1=tandem-coordinator-1.tandem-coordinator-peers.prod.svc.cluster.local:9872,"
+				+ "tandem-coordinator-2=tandem-coordinator-2.tandem-coordinator-peers.prod.svc.cluster.local:9872");
+		assertThat(at(container, "readinessProbe.httpGet.path")).isEqualTo("/actuator/health/readiness");
+		assertThat(at(container, "readinessProbe.httpGet.port")).isEqualTo("http");
+		assertThat(at(container, "livenessProbe.httpGet.path")).isEqualTo("/actuator/health/liveness");
+		assertThat(at(container, "resources.requests.cpu")).isEqualTo("250m");
+		assertThat(at(container, "resources.limits.memory")).isEqualTo("512Mi");
+
+		Map<String, Object> claim = first(at(statefulSet, "spec.volumeClaimTemplates"));
+		assertThat(at(claim, "metadata.name")).isEqualTo("data");
+		assertThat(at(claim, "spec.resources.requests.storage")).isEqualTo("1Gi");
+		assertThat(at(claim, "spec.accessModes")).isEqualTo(List.of("ReadWriteOnce"));
+		Map<String, Object> mount = first(at(container, "volumeMounts"));
+		assertThat(mount).containsEntry("name", "data").containsEntry("mountPath", env.get("TANDEM_COORDINATOR_SERVER_DATA_DIR"));
+
+		Map<String, Object> budget = manifests.get("PodDisruptionBudget/tandem-coordinator");
+		assertThat(at(budget, "spec.minAvailable")).isEqualTo(2);
+		assertThat(at(budget, "spec.selector.matchLabels")).isEqualTo(at(statefulSet, "spec.selector.matchLabels"));
+
+		Map<String, Object> headless = manifests.get("Service/tandem-coordinator-peers");
+		assertThat(at(headless, "spec.clusterIP")).isEqualTo("None");
+		assertThat(at(headless, "spec.publishNotReadyAddresses")).isEqualTo(true);
+		assertThat(at(headless, "spec.selector")).isEqualTo(at(statefulSet, "spec.selector.matchLabels"));
+
+		assertThat(manifests.keySet()).noneMatch((key) -> key.startsWith("Deployment/"));
+	}
+
+	@Test
+	void renderedPeerEnvironmentBindsToAValidGroupForEveryPod() {
+		Map<String, Map<String, Object>> manifests = render((template) -> template);
+		Map<String, Object> env = env(first(at(manifests.get("StatefulSet/tandem-coordinator"), "spec.template.spec.containers")));
+		for (int pod = 0; pod < 3; pod++) {
+			Map<String, Object> podEnv = new LinkedHashMap<>(env);
+			podEnv.put("TANDEM_COORDINATOR_SERVER_PEER_ID", "tandem-coordinator-" + pod);
+			podEnv.remove("POD_NAME");
+			Binder binder = new Binder(
+					ConfigurationPropertySources.from(new SystemEnvironmentPropertySource("pod-env", podEnv)));
+			CoordinatorServerProperties properties = binder
+				.bind("tandem.coordinator.server", CoordinatorServerProperties.class)
+				.get();
+			CoordinatorGroup group = properties.group();
+			assertThat(group.peers()).hasSize(3).containsKey("tandem-coordinator-" + pod);
+			assertThat(group.groupId()).isEqualTo(CoordinatorGroup.DEFAULT_GROUP_ID);
+			assertThat(properties.getDataDir()).isEqualTo(Path.of("/var/lib/tandem/coordinator"));
+			assertThat(properties.getElectionTimeout().getMax()).isEqualTo(Duration.ofMillis(300));
+			assertThat(properties.getShutdown().isTransferLeadership()).isTrue();
+		}
+	}
+
+	@Test
+	void fivePeersWithTheSampleAppKeepAMajorityBudgetAndPointTheAppAtTheSamePeers() {
+		Map<String, Map<String, Object>> manifests = render((template) -> template.set("coordinator.replicas", 5)
+			.set("sampleApp.enabled", true)
+			.set("sampleApp.env.TANDEM_CLUSTERS_EAST_BOOTSTRAP_SERVERS", "kafka-east:9092"));
+		Map<String, Object> statefulSet = manifests.get("StatefulSet/tandem-coordinator");
+		assertThat(at(statefulSet, "spec.replicas")).isEqualTo(5);
+		assertThat(at(manifests.get("PodDisruptionBudget/tandem-coordinator"), "spec.minAvailable")).isEqualTo(3);
+		String peers = (String) env(first(at(statefulSet, "spec.template.spec.containers")))
+			.get("TANDEM_COORDINATOR_SERVER_PEERS");
+		assertThat(CoordinatorGroup.parse(peers).peers()).hasSize(5);
+
+		Map<String, Object> app = manifests.get("Deployment/tandem-sample-app");
+		Map<String, Object> appEnv = env(first(at(app, "spec.template.spec.containers")));
+		assertThat(appEnv).containsEntry("TANDEM_COORDINATOR_MODE", "remote")
+			.containsEntry("TANDEM_COORDINATOR_PEERS", peers)
+			.containsEntry("TANDEM_CLUSTERS_EAST_BOOTSTRAP_SERVERS", "kafka-east:9092");
+		assertThat(manifests).containsKey("Service/tandem-sample-app");
+	}
+
+	private static Map<String, Map<String, Object>> render(UnaryOperator<TemplateCommand> settings) {
+		String rendered = settings.apply(new Helm(CHART).template().withName("tandem").withNamespace("prod")).call();
+		Map<String, Map<String, Object>> manifests = new LinkedHashMap<>();
+		for (Object document : new Yaml().loadAll(rendered)) {
+			if (document instanceof Map<?, ?> manifest) {
+				@SuppressWarnings("unchecked")
+				Map<String, Object> typed = (Map<String, Object>) manifest;
+				manifests.put(typed.get("kind") + "/" + at(typed, "metadata.name"), typed);
+			}
+		}
+		logger.info("helm template rendered {}", manifests.keySet());
+		return manifests;
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Object at(Object node, String path) {
+		Object current = node;
+		for (String key : path.split("\\.")) {
+			assertThat(current).as("parent of %s in %s", key, path).isInstanceOf(Map.class);
+			current = ((Map<String, Object>) current).get(key);
+		}
+		return current;
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Map<String, Object> first(Object list) {
+		assertThat(list).isInstanceOf(List.class);
+		return (Map<String, Object>) ((List<Object>) list).get(0);
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Map<String, Object> env(Map<String, Object> container) {
+		Map<String, Object> env = new LinkedHashMap<>();
+		for (Object item : (List<Object>) container.get("env")) {
+			Map<String, Object> variable = (Map<String, Object>) item;
+			env.put((String) variable.get("name"), variable.get("value"));
+		}
+		return env;
+	}
+
+}
