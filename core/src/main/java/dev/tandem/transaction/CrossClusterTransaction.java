@@ -315,11 +315,50 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			logger.warn("Decision write for transaction {} failed or timed out; resolving its outcome", this.transactionId, ex);
 		}
 		// Outcome unknown: a late write could still land, so record an abort and read what won.
-		DecisionState resolved = m.resolveUnknownDecision(decision);
+		DecisionState resolved;
+		try {
+			resolved = m.resolveUnknownDecision(decision);
+		}
+		catch (DecisionLogException ex) {
+			this.state = TransactionState.IN_DOUBT;
+			this.slotReleased = true;
+			java.util.concurrent.CompletableFuture<TransactionState> outcome = m.leaveInDoubt(decision, false, this.slot);
+			finishInDoubt(outcome, ex, "its decision write has an unknown outcome (the decision log is unreachable)");
+			throw new IllegalStateException("unreachable");
+		}
 		if (resolved == DecisionState.DECIDED || resolved == DecisionState.COMPLETED) {
 			return;
 		}
 		throw abortAll(working, new DecisionLogException("Decision for " + this.transactionId + " not recorded"));
+	}
+
+	/**
+	 * Ends commit() for a transaction handed to background resolution: returns normally if the
+	 * first attempt already committed it, else throws what the caller must know.
+	 */
+	private void finishInDoubt(java.util.concurrent.CompletableFuture<TransactionState> outcome, Throwable cause,
+			String why) {
+		TransactionState resolved = outcome.getNow(null);
+		if (resolved == TransactionState.COMMITTED) {
+			this.state = TransactionState.COMMITTED;
+			return;
+		}
+		if (resolved == TransactionState.ABORTED) {
+			this.state = TransactionState.ABORTED;
+			throw new TransactionAbortedException("Transaction " + this.transactionId
+					+ " aborted everywhere: its decision was not recorded", cause);
+		}
+		if (resolved == TransactionState.HEURISTIC_MIXED) {
+			this.state = TransactionState.HEURISTIC_MIXED;
+			HeuristicOutcomeException.HeuristicOutcome heuristic = this.manager.heuristicOutcome(this.transactionId);
+			throw new HeuristicOutcomeException((heuristic != null) ? heuristic
+					: new HeuristicOutcomeException.HeuristicOutcome(this.transactionId, List.of(), List.of(),
+							System.currentTimeMillis()));
+		}
+		this.manager.listener().onInDoubt(this.transactionId, cause);
+		throw new InDoubtTransactionException(this.transactionId, "Transaction " + this.transactionId + " is in-doubt: "
+				+ why + "; Tandem resolves it in the background (see CrossClusterTransactionManager.inDoubtOutcome)",
+				cause, outcome);
 	}
 
 	private void commitDecided(Decision decision, List<Participant> working, long start) {
@@ -360,15 +399,10 @@ public final class CrossClusterTransaction implements AutoCloseable {
 				this.transactionId, failures.keySet().stream().map((p) -> p.cluster).toList(), first);
 		this.state = TransactionState.IN_DOUBT;
 		this.slotReleased = true;
-		HeuristicOutcomeException heuristic = m.recoverInDoubt(decision, this.slot);
-		if (heuristic != null) {
-			this.state = TransactionState.HEURISTIC_MIXED;
-			throw heuristic;
-		}
-		m.listener().onInDoubt(this.transactionId, first);
-		throw new InDoubtTransactionException(this.transactionId, "Transaction " + this.transactionId
-				+ " is decided but could not commit on " + failures.keySet().stream().map((p) -> p.cluster).toList()
-				+ " yet; Tandem's recovery will commit it", first);
+		java.util.concurrent.CompletableFuture<TransactionState> outcome = m.leaveInDoubt(decision, true, this.slot);
+		finishInDoubt(outcome, first, "it is decided but could not commit on "
+				+ failures.keySet().stream().map((p) -> p.cluster).toList() + " yet");
+		m.listener().onCommitted(this.transactionId, working.size(), Duration.ofNanos(System.nanoTime() - start));
 	}
 
 	private @Nullable Throwable commitParticipant(Participant participant) {

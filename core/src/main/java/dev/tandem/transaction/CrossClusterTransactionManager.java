@@ -97,6 +97,14 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 	private final AtomicInteger inDoubt = new AtomicInteger();
 
+	private final Map<String, PendingOutcome> pending = new java.util.concurrent.ConcurrentHashMap<>();
+
+	private final Map<String, HeuristicOutcome> heuristics = new java.util.concurrent.ConcurrentHashMap<>();
+
+	private final java.util.concurrent.ScheduledExecutorService resolver;
+
+	private final Duration recoveryInterval;
+
 	private volatile Lifecycle lifecycle = Lifecycle.NEW;
 
 	private CrossClusterTransactionManager(Builder builder) {
@@ -112,9 +120,15 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		this.hook = builder.hook;
 		this.listener = new CompositeListener(List.copyOf(builder.listeners));
 		this.participantProtocol = builder.participantProtocol;
+		this.recoveryInterval = builder.recoveryInterval;
 		if (this.clusters.isEmpty()) {
 			throw new IllegalArgumentException("At least one cluster must be configured");
 		}
+		this.resolver = Executors.newSingleThreadScheduledExecutor((runnable) -> {
+			Thread thread = new Thread(runnable, "tandem-recovery-" + this.instanceId);
+			thread.setDaemon(true);
+			return thread;
+		});
 		AtomicInteger threads = new AtomicInteger();
 		this.executor = Executors.newCachedThreadPool((runnable) -> {
 			Thread thread = new Thread(runnable, "tandem-commit-" + this.instanceId + "-" + threads.incrementAndGet());
@@ -158,6 +172,9 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			if (heuristic == null) {
 				this.listener.onRecovered(decision.transactionId());
 			}
+		}
+		for (String cluster : this.clusters.keySet()) {
+			abortOrphanedTransactions(cluster);
 		}
 		for (int i = 0; i < this.slotCount; i++) {
 			ParticipantSlot slot = new ParticipantSlot(i);
@@ -418,10 +435,72 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		return config;
 	}
 
-	private void createMarkerTopic(String cluster) {
+	/**
+	 * An admin client of a cluster whose calls, and close, are bounded by the commit timeout
+	 * (the default would wait 60 s on an unreachable cluster).
+	 */
+	private BoundedAdmin admin(String cluster) {
 		Map<String, Object> config = new HashMap<>(clusterConfig(cluster));
 		config.keySet().removeIf((key) -> !AdminClientConfig.configNames().contains(key));
-		try (Admin admin = Admin.create(config)) {
+		int timeoutMs = (int) Math.min(Integer.MAX_VALUE, this.commitTimeout.toMillis());
+		config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);
+		config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, Math.min(timeoutMs, 30_000));
+		return new BoundedAdmin(Admin.create(config));
+	}
+
+	private record BoundedAdmin(Admin admin) implements AutoCloseable {
+
+		@Override
+		public void close() {
+			this.admin.close(Duration.ofSeconds(1));
+		}
+
+	}
+
+	/**
+	 * Aborts open transactions that a previous incarnation of this instance left on slots this
+	 * incarnation does not use (it ran with more slots): initTransactions() fences only the ids
+	 * in use, and an open transaction holds back every read_committed reader of its partitions.
+	 * Needs DESCRIBE on the transactional ids; without it, logs a warning.
+	 */
+	private void abortOrphanedTransactions(String cluster) {
+		String prefix = this.idPrefix + "." + cluster + "." + this.instanceId + ".";
+		List<String> orphans = new ArrayList<>();
+		try (BoundedAdmin bounded = admin(cluster)) {
+			for (org.apache.kafka.clients.admin.TransactionListing listing : bounded.admin()
+				.listTransactions(new org.apache.kafka.clients.admin.ListTransactionsOptions()
+					.filterStates(List.of(org.apache.kafka.clients.admin.TransactionState.ONGOING)))
+				.all()
+				.get(this.commitTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+				String id = listing.transactionalId();
+				if (id.startsWith(prefix)) {
+					try {
+						if (Integer.parseInt(id.substring(prefix.length())) >= this.slotCount) {
+							orphans.add(id);
+						}
+					}
+					catch (NumberFormatException ex) {
+						// not one of ours
+					}
+				}
+			}
+		}
+		catch (Exception ex) {
+			logger.warn("Could not list open transactions on cluster '{}' to abort those of unused slots: {}", cluster,
+					ex.toString());
+			return;
+		}
+		for (String id : orphans) {
+			Participant participant = new Participant(cluster, id);
+			ensureOpen(participant);
+			participant.close(this.commitTimeout);
+			logger.info("Aborted the open transaction of unused slot {} on cluster '{}'", id, cluster);
+		}
+	}
+
+	private void createMarkerTopic(String cluster) {
+		try (BoundedAdmin bounded = admin(cluster)) {
+			Admin admin = bounded.admin();
 			if (admin.listTopics().names().get(this.commitTimeout.toMillis(), TimeUnit.MILLISECONDS)
 				.contains(this.markerTopic)) {
 				return;
@@ -439,7 +518,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			}
 		}
 		catch (java.util.concurrent.TimeoutException ex) {
-			throw new TandemException("Cluster '" + cluster + "' (" + config.get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG)
+			throw new TandemException("Cluster '" + cluster + "' (" + clusterConfig(cluster).get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG)
 					+ ") did not answer within " + this.commitTimeout, ex);
 		}
 		catch (InterruptedException ex) {
@@ -450,59 +529,144 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 	/**
 	 * Decides what won after a decision write with unknown outcome: records an abort (which the
-	 * log refuses if the decision landed), then reads the state until it is known.
+	 * log refuses if the decision landed), then reads the state. Tries a few times.
+	 * @return the state, never {@link DecisionState#UNKNOWN}
+	 * @throws DecisionLogException if the decision log stays unreachable
 	 */
 	DecisionState resolveUnknownDecision(Decision decision) {
-		long deadline = System.nanoTime() + this.decisionTimeout.toNanos() * 10;
-		long backoffMs = 50;
-		while (true) {
+		DecisionLogException last = null;
+		for (int attempt = 0; attempt < 3; attempt++) {
 			try {
 				DecisionState state = this.decisionLog.state(decision.transactionId(), this.decisionTimeout);
+				if (state == DecisionState.UNKNOWN) {
+					this.decisionLog.abort(decision.transactionId(), decision.owner(), this.decisionTimeout);
+					state = this.decisionLog.state(decision.transactionId(), this.decisionTimeout);
+				}
 				if (state != DecisionState.UNKNOWN) {
 					return state;
 				}
-				this.decisionLog.abort(decision.transactionId(), decision.owner(), this.decisionTimeout);
 			}
 			catch (RuntimeException ex) {
-				if (System.nanoTime() > deadline) {
-					throw new InDoubtTransactionException(decision.transactionId(), "Outcome of the decision for "
-							+ decision.transactionId() + " is unknown: the decision log is unreachable", ex);
-				}
+				last = new DecisionLogException("Decision log unreachable while resolving " + decision.transactionId(), ex);
 				logger.warn("Decision log unreachable while resolving {}: {}", decision.transactionId(), ex.toString());
-				try {
-					Thread.sleep(backoffMs);
+			}
+		}
+		throw (last != null) ? last : new DecisionLogException("State of " + decision.transactionId() + " stays unknown");
+	}
+
+	/**
+	 * Takes over a transaction whose outcome is not final: decided but not committed everywhere
+	 * ({@code decisionKnown}), or whose decision write has an unknown outcome. Abandons the slot's
+	 * producers (never closing them gracefully, which would abort), tries once at once, then keeps
+	 * trying in the background every {@code recoveryInterval} (doubling up to 30 s): a decided
+	 * transaction is committed by resuming its participants; an undecided one is recorded as
+	 * aborted and its participants are aborted. The slot returns to the pool once resolved.
+	 * @return the outcome: COMMITTED, ABORTED or HEURISTIC_MIXED when known
+	 */
+	java.util.concurrent.CompletableFuture<TransactionState> leaveInDoubt(Decision decision, boolean decisionKnown,
+			ParticipantSlot slot) {
+		for (Participant participant : slot.participants.values()) {
+			participant.abandon();
+		}
+		PendingOutcome outcome = new PendingOutcome(decision, decisionKnown, slot);
+		this.pending.put(decision.transactionId(), outcome);
+		this.inDoubt.incrementAndGet();
+		attempt(outcome, this.recoveryInterval);
+		return outcome.future;
+	}
+
+	/**
+	 * Returns the eventual outcome of a transaction this instance left in-doubt.
+	 * @param transactionId the transaction id
+	 * @return a future completed with COMMITTED, ABORTED or HEURISTIC_MIXED, or null if the
+	 *     transaction is not pending here
+	 */
+	public java.util.concurrent.@Nullable CompletableFuture<TransactionState> inDoubtOutcome(String transactionId) {
+		PendingOutcome outcome = this.pending.get(transactionId);
+		return (outcome != null) ? outcome.future : null;
+	}
+
+	/**
+	 * Returns the heuristic outcome recovery found for a transaction of this instance, if any.
+	 * @param transactionId the transaction id
+	 * @return the outcome or null
+	 */
+	public @Nullable HeuristicOutcome heuristicOutcome(String transactionId) {
+		return this.heuristics.get(transactionId);
+	}
+
+	/**
+	 * Returns the ids of the transactions this instance is still resolving.
+	 * @return transaction ids
+	 */
+	public List<String> inDoubtTransactionIds() {
+		return List.copyOf(this.pending.keySet());
+	}
+
+	private void attempt(PendingOutcome outcome, Duration nextDelay) {
+		String id = outcome.decision.transactionId();
+		try {
+			TransactionState result = null;
+			if (!outcome.decisionKnown) {
+				DecisionState state = resolveUnknownDecision(outcome.decision);
+				if (state == DecisionState.ABORTED) {
+					// initTransactions() on each participant's id aborts what the abandoned producer left open.
+					for (Participant participant : outcome.slot.participants.values()) {
+						ensureOpen(participant);
+					}
+					result = TransactionState.ABORTED;
+					this.listener.onAborted(id, new DecisionLogException("decision of " + id + " was not recorded"));
 				}
-				catch (InterruptedException ie) {
-					Thread.currentThread().interrupt();
-					throw new InDoubtTransactionException(decision.transactionId(), "Interrupted", ie);
+			}
+			if (result == null) {
+				HeuristicOutcome heuristic = recover(outcome.decision);
+				result = (heuristic != null) ? TransactionState.HEURISTIC_MIXED : TransactionState.COMMITTED;
+				if (heuristic != null) {
+					this.heuristics.put(id, heuristic);
 				}
-				backoffMs = Math.min(backoffMs * 2, 1000);
+				if (heuristic == null) {
+					this.listener.onRecovered(id);
+				}
+			}
+			this.pending.remove(id);
+			this.inDoubt.decrementAndGet();
+			release(outcome.slot);
+			outcome.future.complete(result);
+			logger.info("In-doubt transaction {} resolved: {}", id, result);
+		}
+		catch (RuntimeException ex) {
+			if (this.lifecycle == Lifecycle.CLOSED || this.resolver.isShutdown()) {
+				logger.warn("Transaction {} stays in-doubt; it is resolved at the next start of {}", id, owner());
+				return;
+			}
+			logger.warn("Transaction {} still in-doubt ({}); retrying in {}", id, ex.toString(), nextDelay);
+			Duration after = nextDelay.multipliedBy(2).compareTo(Duration.ofSeconds(30)) > 0 ? Duration.ofSeconds(30)
+					: nextDelay.multipliedBy(2);
+			try {
+				this.resolver.schedule(() -> attempt(outcome, after), nextDelay.toMillis(), TimeUnit.MILLISECONDS);
+			}
+			catch (java.util.concurrent.RejectedExecutionException rejected) {
+				logger.warn("Transaction {} stays in-doubt; it is resolved at the next start of {}", id, owner());
 			}
 		}
 	}
 
-	/**
-	 * Called when a decided transaction could not commit on every participant: abandons the
-	 * slot's producers (never closing them gracefully, which would abort) and commits the
-	 * participants by resuming them. The slot returns to the pool once that succeeded.
-	 * @return a heuristic outcome if a broker aborted a decided participant, else null
-	 */
-	@Nullable HeuristicOutcomeException recoverInDoubt(Decision decision, ParticipantSlot slot) {
-		for (Participant participant : slot.participants.values()) {
-			participant.abandon();
+	private static final class PendingOutcome {
+
+		final Decision decision;
+
+		final boolean decisionKnown;
+
+		final ParticipantSlot slot;
+
+		final java.util.concurrent.CompletableFuture<TransactionState> future = new java.util.concurrent.CompletableFuture<>();
+
+		PendingOutcome(Decision decision, boolean decisionKnown, ParticipantSlot slot) {
+			this.decision = decision;
+			this.decisionKnown = decisionKnown;
+			this.slot = slot;
 		}
-		this.inDoubt.incrementAndGet();
-		try {
-			HeuristicOutcome heuristic = recover(decision);
-			this.inDoubt.decrementAndGet();
-			release(slot);
-			return (heuristic != null) ? new HeuristicOutcomeException(heuristic) : null;
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Transaction {} stays in-doubt; it is committed at the next start of {}",
-					decision.transactionId(), owner(), ex);
-			return null;
-		}
+
 	}
 
 	/**
@@ -554,6 +718,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 				participant.abandon();
 			}
 		}
+		this.resolver.shutdownNow();
 		this.executor.shutdownNow();
 	}
 
@@ -577,6 +742,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 				}
 			}
 		}
+		this.resolver.shutdownNow();
 		this.executor.shutdown();
 	}
 
@@ -659,6 +825,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		private final List<TransactionListener> listeners = new ArrayList<>();
 
 		private ParticipantProtocol participantProtocol = new ResumeByEpochProtocol();
+
+		private Duration recoveryInterval = Duration.ofSeconds(1);
 
 		private Builder() {
 		}
@@ -792,6 +960,20 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		 */
 		public Builder listener(TransactionListener listener) {
 			this.listeners.add(Objects.requireNonNull(listener, "listener"));
+			return this;
+		}
+
+		/**
+		 * Sets the first delay between background attempts to resolve an in-doubt transaction;
+		 * it doubles after each failed attempt, up to 30 s.
+		 * @param recoveryInterval the delay, positive
+		 * @return this builder
+		 */
+		public Builder recoveryInterval(Duration recoveryInterval) {
+			if (recoveryInterval.isNegative() || recoveryInterval.isZero()) {
+				throw new IllegalArgumentException("recoveryInterval must be positive");
+			}
+			this.recoveryInterval = recoveryInterval;
 			return this;
 		}
 

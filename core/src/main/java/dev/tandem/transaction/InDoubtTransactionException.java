@@ -1,10 +1,17 @@
 package dev.tandem.transaction;
 
+import java.util.concurrent.CompletableFuture;
+
+import org.jspecify.annotations.Nullable;
+
 /**
- * The commit decision is durable, but not every participant has committed yet (for example a
- * cluster is unreachable). The transaction WILL commit everywhere: Tandem's recovery resumes the
- * missing participants (periodically, and at the next start of the owning instance). Callers must
- * not retry the unit of work (that would duplicate it) and must not report it as aborted.
+ * The transaction's outcome is not final yet: either its commit decision is durable but some
+ * participant could not commit (for example a cluster is unreachable), or the decision write's
+ * outcome is unknown (the decision log is unreachable). Tandem resolves it in the background
+ * (retrying with backoff while the instance runs, and at its next start): a decided transaction is
+ * committed everywhere, an undecided one is aborted everywhere. Callers must not retry the unit of
+ * work before {@link #outcome()} says ABORTED (that could duplicate it) and must not report it as
+ * committed before it says COMMITTED.
  *
  * @since 0.1.0
  */
@@ -14,9 +21,17 @@ public class InDoubtTransactionException extends TandemException {
 
 	private final String transactionId;
 
-	public InDoubtTransactionException(String transactionId, String message, Throwable cause) {
+	private final transient @Nullable CompletableFuture<TransactionState> outcome;
+
+	public InDoubtTransactionException(String transactionId, String message, @Nullable Throwable cause) {
+		this(transactionId, message, cause, null);
+	}
+
+	public InDoubtTransactionException(String transactionId, String message, @Nullable Throwable cause,
+			@Nullable CompletableFuture<TransactionState> outcome) {
 		super(message, cause);
 		this.transactionId = transactionId;
+		this.outcome = outcome;
 	}
 
 	/**
@@ -25,6 +40,16 @@ public class InDoubtTransactionException extends TandemException {
 	 */
 	public String getTransactionId() {
 		return this.transactionId;
+	}
+
+	/**
+	 * Returns the eventual outcome, completed by background resolution with
+	 * {@link TransactionState#COMMITTED}, {@link TransactionState#ABORTED} or
+	 * {@link TransactionState#HEURISTIC_MIXED}; it never completes if the instance stops first.
+	 * @return the outcome, or null when none is tracked
+	 */
+	public @Nullable CompletableFuture<TransactionState> outcome() {
+		return this.outcome;
 	}
 
 }

@@ -72,7 +72,10 @@ public class ResumeByEpochProtocol implements ParticipantProtocol {
 	private static boolean transactionV2(Map<String, Object> clientConfig, Duration timeout) {
 		Map<String, Object> adminConfig = new HashMap<>(clientConfig);
 		adminConfig.keySet().removeIf((key) -> !org.apache.kafka.clients.admin.AdminClientConfig.configNames().contains(key));
-		try (Admin admin = Admin.create(adminConfig)) {
+		adminConfig.put(org.apache.kafka.clients.admin.AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+				(int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+		Admin admin = Admin.create(adminConfig);
+		try {
 			FeatureMetadata features = admin.describeFeatures().featureMetadata()
 				.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
 			FinalizedVersionRange range = features.finalizedFeatures().get("transaction.version");
@@ -85,6 +88,9 @@ public class ResumeByEpochProtocol implements ParticipantProtocol {
 		catch (Exception ex) {
 			throw new TandemException("Could not read the transaction.version feature of the cluster at "
 					+ clientConfig.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG), ex);
+		}
+		finally {
+			admin.close(Duration.ofSeconds(1));
 		}
 	}
 

@@ -77,13 +77,18 @@ class CrossClusterTransactionTests {
 	}
 
 	private CrossClusterTransactionManager manager(ProtocolHook hook, int slots) {
+		return manager(hook, slots, this.decisionLog);
+	}
+
+	private CrossClusterTransactionManager manager(ProtocolHook hook, int slots, DecisionLog log) {
 		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
 			.slots(slots)
+			.recoveryInterval(Duration.ofMillis(500))
 			.cluster("east", clientConfig("east"))
 			.cluster("west", clientConfig("west"))
 			.idPrefix("tests")
 			.instanceId(this.topic)
-			.decisionLog(this.decisionLog)
+			.decisionLog(log)
 			.commitTimeout(Duration.ofSeconds(10))
 			.protocolHook(hook)
 			.build();
@@ -439,6 +444,131 @@ class CrossClusterTransactionTests {
 		});
 		txn.commit();
 		assertThat(manager.activeTransactions()).isEmpty();
+	}
+
+	@Test
+	void decidedTransactionWhoseClusterIsDownAtCommitIsCommittedInTheBackgroundOnceItIsBack() {
+		List<Integer> brokers = kafka.cluster("west").brokerIds();
+		ProtocolHook stopWest = (transactionId, step) -> {
+			if (step == ProtocolStep.AFTER_DECISION) {
+				kafka.cluster("west").stopBroker(brokers.get(1));
+				kafka.cluster("west").stopBroker(brokers.get(2));
+			}
+		};
+		CrossClusterTransactionManager manager = manager(stopWest);
+		CrossClusterTransaction txn = manager.begin();
+		sendBoth(txn, 5);
+		InDoubtTransactionException inDoubt;
+		try {
+			inDoubt = org.assertj.core.api.Assertions.catchThrowableOfType(InDoubtTransactionException.class, txn::commit);
+			assertThat(inDoubt).isNotNull();
+			assertThat(manager.inDoubtTransactionIds()).containsExactly(txn.transactionId());
+		}
+		finally {
+			kafka.cluster("west").restartBroker(brokers.get(1));
+			kafka.cluster("west").restartBroker(brokers.get(2));
+		}
+		assertThat(inDoubt.outcome()).isNotNull();
+		assertThat(inDoubt.outcome()).succeedsWithin(Duration.ofSeconds(90)).isEqualTo(TransactionState.COMMITTED);
+		assertThat(committed("east")).hasSize(5);
+		assertThat(committed("west")).hasSize(5);
+		assertThat(manager.inDoubtCount()).isZero();
+	}
+
+	@Test
+	void unknownDecisionIsResolvedAsAbortedInTheBackgroundOnceTheLogIsBack() {
+		FlakyDecisionLog flaky = new FlakyDecisionLog(this.decisionLog);
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE, 1, flaky);
+		CrossClusterTransaction txn = manager.begin();
+		sendBoth(txn, 5);
+		flaky.down = true;
+		InDoubtTransactionException inDoubt = org.assertj.core.api.Assertions
+			.catchThrowableOfType(InDoubtTransactionException.class, txn::commit);
+		assertThat(inDoubt).isNotNull();
+		flaky.down = false;
+		assertThat(inDoubt.outcome()).succeedsWithin(Duration.ofSeconds(60)).isEqualTo(TransactionState.ABORTED);
+		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.ABORTED);
+		// Its slot is free again and the aborted records never show; readers are not held back.
+		CrossClusterTransaction next = manager.begin();
+		next.send("east", new ProducerRecord<>(this.topic, "k", "after"), STRING, STRING);
+		next.send("west", new ProducerRecord<>(this.topic, "k", "after"), STRING, STRING);
+		next.commit();
+		assertThat(committed("east")).containsExactly("after");
+		assertThat(committed("west")).containsExactly("after");
+	}
+
+	@Test
+	void openTransactionsOfSlotsNoLongerUsedAreAbortedAtStart() {
+		CrossClusterTransactionManager crashing = manager(crashAt(ProtocolStep.AFTER_PREPARE), 2);
+		CrossClusterTransaction first = crashing.begin();
+		CrossClusterTransaction second = crashing.begin();
+		sendBoth(second, 3);
+		assertThatExceptionOfType(ProtocolHook.SimulatedCrashException.class).isThrownBy(second::commit);
+		first.abort();
+		crashing.abandon();
+
+		CrossClusterTransactionManager restarted = manager(ProtocolHook.NONE, 1);
+		CrossClusterTransaction next = restarted.begin();
+		next.send("east", new ProducerRecord<>(this.topic, "k", "after"), STRING, STRING);
+		next.send("west", new ProducerRecord<>(this.topic, "k", "after"), STRING, STRING);
+		next.commit();
+		assertThat(committed("east")).containsExactly("after");
+		assertThat(committed("west")).containsExactly("after");
+	}
+
+	/**
+	 * A decision log that can be made unreachable.
+	 */
+	static final class FlakyDecisionLog implements DecisionLog {
+
+		private final DecisionLog delegate;
+
+		volatile boolean down;
+
+		FlakyDecisionLog(DecisionLog delegate) {
+			this.delegate = delegate;
+		}
+
+		private void check() {
+			if (this.down) {
+				throw new DecisionLogException("decision log unreachable (test)");
+			}
+		}
+
+		@Override
+		public Decision decide(Decision decision, Duration timeout) {
+			check();
+			return this.delegate.decide(decision, timeout);
+		}
+
+		@Override
+		public void complete(String transactionId) {
+			check();
+			this.delegate.complete(transactionId);
+		}
+
+		@Override
+		public void abort(String transactionId, String owner, Duration timeout) {
+			check();
+			this.delegate.abort(transactionId, owner, timeout);
+		}
+
+		@Override
+		public DecisionState state(String transactionId, Duration timeout) {
+			check();
+			return this.delegate.state(transactionId, timeout);
+		}
+
+		@Override
+		public java.util.List<Decision> inDoubt(String owner, Duration timeout) {
+			check();
+			return this.delegate.inDoubt(owner, timeout);
+		}
+
+		@Override
+		public void close() {
+		}
+
 	}
 
 	private static ProtocolHook crashAt(ProtocolStep crashStep) {

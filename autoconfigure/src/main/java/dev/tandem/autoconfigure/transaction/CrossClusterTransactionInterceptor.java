@@ -17,13 +17,16 @@ import dev.tandem.transaction.CrossClusterTransactionTemplate;
 import dev.tandem.transaction.CrossClusterTransactional;
 import dev.tandem.transaction.InDoubtTransactionException;
 import dev.tandem.transaction.Propagation;
+import dev.tandem.transaction.TransactionAbortedException;
+import dev.tandem.transaction.TransactionState;
 
 /**
  * Applies {@link CrossClusterTransactional}: runs the method through a
  * {@link CrossClusterTransactionTemplate} with the annotation's propagation and rollback rules.
  * When the method is a Tandem listener's and the transaction is new, the delivered records'
- * offsets are committed inside it on the consumer's own cluster; an in-doubt outcome is then
- * not rethrown (the records must not be redelivered: the transaction commits on recovery).
+ * offsets are committed inside it on the consumer's own cluster; when such a transaction is
+ * in-doubt, the listener thread waits for its resolution: committed, the records are done;
+ * aborted, they are delivered again.
  *
  * @since 0.1.0
  */
@@ -67,11 +70,35 @@ public class CrossClusterTransactionInterceptor implements MethodInterceptor {
 		}
 		catch (InDoubtTransactionException ex) {
 			if (commitsOffsets) {
-				logger.warn("Listener transaction {} is in-doubt; it commits on recovery, so its records are not "
-						+ "redelivered", ex.getTransactionId());
-				return null;
+				return awaitListenerOutcome(ex);
 			}
 			throw ex;
+		}
+	}
+
+	/**
+	 * A listener's transaction is in-doubt: its records must be redelivered only if it aborts, so
+	 * block the listener thread until background resolution says which.
+	 */
+	private static @Nullable Object awaitListenerOutcome(InDoubtTransactionException ex) throws Exception {
+		java.util.concurrent.CompletableFuture<TransactionState> outcome = ex.outcome();
+		if (outcome == null) {
+			throw ex;
+		}
+		while (true) {
+			try {
+				TransactionState state = outcome.get(30, java.util.concurrent.TimeUnit.SECONDS);
+				if (state == TransactionState.ABORTED) {
+					throw new TransactionAbortedException("Listener transaction " + ex.getTransactionId()
+							+ " was resolved as aborted; its records are delivered again", ex);
+				}
+				logger.info("In-doubt listener transaction {} resolved as {}", ex.getTransactionId(), state);
+				return null;
+			}
+			catch (java.util.concurrent.TimeoutException timeout) {
+				logger.warn("Listener transaction {} still in-doubt; waiting before taking more records",
+						ex.getTransactionId());
+			}
 		}
 	}
 
