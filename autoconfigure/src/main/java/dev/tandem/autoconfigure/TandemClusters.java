@@ -35,7 +35,7 @@ public final class TandemClusters {
 						"Cluster name '" + name + "' is not valid.",
 						"Use letters, digits, '-' and '_' only in cluster names under tandem.clusters.");
 			}
-			if (cluster.getBootstrapServers().isEmpty()) {
+			if (cluster.getBootstrapServers().stream().allMatch(String::isBlank)) {
 				throw new TandemConfigurationException("tandem.clusters." + name + ".bootstrap-servers",
 						"Cluster '" + name + "' has no bootstrap servers.",
 						"Set tandem.clusters." + name + ".bootstrap-servers to the cluster's host:port list.");

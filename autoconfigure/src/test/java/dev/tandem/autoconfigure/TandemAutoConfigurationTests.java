@@ -192,6 +192,19 @@ class TandemAutoConfigurationTests {
 	}
 
 	@Test
+	void invalidTransactionSettingsAreReportedWithTheProperty() {
+		configured().withPropertyValues("tandem.transaction.slots=0")
+			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())
+				.contains("tandem.transaction.slots"));
+		configured().withPropertyValues("tandem.transaction.commit-timeout=-5s")
+			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())
+				.contains("tandem.transaction.commit-timeout"));
+		configured().withPropertyValues("tandem.transaction.timeout=30d")
+			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())
+				.contains("tandem.transaction.timeout"));
+	}
+
+	@Test
 	void remoteCoordinatorWithoutPeersIsReported() {
 		configured().withPropertyValues("tandem.coordinator.mode=remote")
 			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())

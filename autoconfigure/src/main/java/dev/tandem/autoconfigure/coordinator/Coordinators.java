@@ -38,6 +38,12 @@ final class Coordinators {
 					"The embedded coordinator could not use " + dataDir + ": " + ex.getMessage() + ".",
 					"Set tandem.coordinator.data-dir to a writable directory that only this app instance uses.");
 		}
+		catch (java.util.concurrent.CompletionException | IllegalStateException ex) {
+			throw new TandemConfigurationException("tandem.coordinator.data-dir",
+					"The embedded coordinator could not start in " + dataDir + ": " + ex.getMessage()
+							+ " (another process may be using the same directory).",
+					"Give each app instance its own tandem.coordinator.data-dir.");
+		}
 		catch (java.util.concurrent.TimeoutException ex) {
 			throw new IllegalStateException("The embedded coordinator did not elect itself leader in time", ex);
 		}

@@ -78,6 +78,7 @@ public class TandemTransactionAutoConfiguration {
 					"Set tandem.transaction.instance-id, unique among running instances and the same after a restart "
 							+ "(for example the StatefulSet pod name: tandem.transaction.instance-id=${HOSTNAME}).");
 		}
+		validate(transaction);
 		if (clusters.names().isEmpty()) {
 			throw new TandemConfigurationException("tandem.clusters",
 					"Cross-cluster transactions are enabled but no Kafka cluster is configured.",
@@ -99,6 +100,33 @@ public class TandemTransactionAutoConfiguration {
 		listeners.orderedStream().forEach(builder::listener);
 		hook.ifAvailable(builder::protocolHook);
 		return builder.build();
+	}
+
+	static void validate(TandemProperties.Transaction transaction) {
+		if (transaction.getSlots() < 1) {
+			throw new TandemConfigurationException("tandem.transaction.slots", "tandem.transaction.slots is "
+					+ transaction.getSlots() + "; at least one transaction slot is needed.",
+					"Set tandem.transaction.slots to 1 or more (listener concurrency plus REQUIRES_NEW nesting depth).");
+		}
+		positive("tandem.transaction.commit-timeout", transaction.getCommitTimeout());
+		positive("tandem.transaction.decision-timeout", transaction.getDecisionTimeout());
+		positive("tandem.transaction.timeout", transaction.getTimeout());
+		if (transaction.getTimeout().toMillis() > Integer.MAX_VALUE) {
+			throw new TandemConfigurationException("tandem.transaction.timeout", "tandem.transaction.timeout "
+					+ transaction.getTimeout() + " exceeds what Kafka's transaction.timeout.ms can hold.",
+					"Set tandem.transaction.timeout to at most the brokers' transaction.max.timeout.ms (15m by default).");
+		}
+		if (transaction.getMarkerTopic().isBlank() || !transaction.getMarkerTopic().matches("[a-zA-Z0-9._-]{1,249}")) {
+			throw new TandemConfigurationException("tandem.transaction.marker-topic", "'" + transaction.getMarkerTopic()
+					+ "' is not a valid Kafka topic name.", "Use letters, digits, '.', '_' and '-' (at most 249).");
+		}
+	}
+
+	private static void positive(String property, java.time.Duration value) {
+		if (value.isNegative() || value.isZero()) {
+			throw new TandemConfigurationException(property, property + " is " + value + "; it must be positive.",
+					"Set " + property + " to a positive duration such as 5s.");
+		}
 	}
 
 	@Bean
