@@ -1,0 +1,390 @@
+package dev.tandem.bench.coordinator;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.stream.Stream;
+
+import dev.tandem.coordinator.client.CoordinatorGroup;
+import dev.tandem.coordinator.client.RatisDecisionLog;
+import dev.tandem.coordinator.server.CoordinatorServer;
+import dev.tandem.transaction.Decision;
+import dev.tandem.transaction.DecisionLogException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Coordinator benchmark: peers run in this JVM on loopback gRPC, clients are
+ * {@link RatisDecisionLog}s shared by {@code --callers} threads that call back to back (closed
+ * loop), as the threads of one app instance would.
+ * <ul>
+ * <li>writes: decisions/s and decide latency p50/p99 for 1 and 3 peers, with group commit
+ * (the default client: up to 256 decisions per Raft entry, 2 entries in flight) and without
+ * (1 decision per entry, as many entries in flight as callers), in the same run;</li>
+ * <li>reads (3 peers): linearizable {@code state} reads/s and latency, served by the leader vs
+ * spread over the followers ({@code readFromFollowers}).</li>
+ * </ul>
+ * Run from the repository root (one command: build the reactor, write the bench's class path,
+ * run; the modules come from this working tree, not from the local Maven repository):
+ * <pre>
+ * mvn -B -q -Pbench -pl bench -am -DskipTests package dependency:build-classpath -Dmdep.outputFile=target/classpath.txt &amp;&amp; java -Xmx1g -cp bench/target/classes:$(cat bench/target/classpath.txt) dev.tandem.bench.coordinator.CoordinatorBench
+ * </pre>
+ * Besides ops/s the table gives ops per CPU-second of this JVM and the machine's load average,
+ * since other processes on a shared machine change ops/s far more than they change CPU cost.
+ * <p>
+ * Options: {@code --callers 64}, {@code --warmup 3s}, {@code --duration 10s},
+ * {@code --peers 1,3} (group sizes), {@code --reads true} (read scenarios on groups of more than
+ * one), {@code --in-flight N} (entries in flight with group commit; default the client's 2),
+ * {@code --report <file>} (default {@code bench/target/coordinator-bench.txt}). On 2 shared
+ * cores the numbers are noisy: compare rows of the same run.
+ */
+public final class CoordinatorBench {
+
+	private static final Logger logger = LoggerFactory.getLogger(CoordinatorBench.class);
+
+	private static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
+
+	private final int callers;
+
+	private final Duration warmup;
+
+	private final Duration duration;
+
+	private final List<Integer> groupSizes;
+
+	private final boolean readsToo;
+
+	private final int inFlight;
+
+	private final List<Row> rows = new ArrayList<>();
+
+	private CoordinatorBench(int callers, Duration warmup, Duration duration, List<Integer> groupSizes,
+			boolean readsToo, int inFlight) {
+		this.inFlight = inFlight;
+		this.callers = callers;
+		this.warmup = warmup;
+		this.duration = duration;
+		this.groupSizes = groupSizes;
+		this.readsToo = readsToo;
+	}
+
+	/**
+	 * Runs every scenario and prints the table.
+	 * @param args options, see the class documentation
+	 * @throws Exception if a scenario fails
+	 */
+	public static void main(String[] args) throws Exception {
+		Map<String, String> options = options(args);
+		CoordinatorBench bench = new CoordinatorBench(Integer.parseInt(options.getOrDefault("callers", "64")),
+				duration(options.getOrDefault("warmup", "3s")), duration(options.getOrDefault("duration", "10s")),
+				Arrays.stream(options.getOrDefault("peers", "1,3").split(",")).map(String::trim).map(Integer::valueOf)
+					.toList(),
+				Boolean.parseBoolean(options.getOrDefault("reads", "true")),
+				Integer.parseInt(options.getOrDefault("in-flight", "0")));
+		Path report = Path.of(options.getOrDefault("report", "bench/target/coordinator-bench.txt"));
+		Path dataDir = Files.createTempDirectory("tandem-coordinator-bench");
+		try {
+			bench.run(dataDir);
+		}
+		finally {
+			deleteRecursively(dataDir);
+		}
+		String table = bench.table();
+		System.out.println(table);
+		Files.createDirectories(report.toAbsolutePath().getParent());
+		Files.writeString(report, table, StandardCharsets.UTF_8);
+		System.out.println("Report written to " + report.toAbsolutePath());
+		System.exit(0);
+	}
+
+	private void run(Path dataDir) throws Exception {
+		for (int peers : this.groupSizes) {
+			try (Cluster cluster = Cluster.start(dataDir.resolve(peers + "-peers"), peers)) {
+				writes(cluster, "group commit",
+						(builder) -> (this.inFlight > 0) ? builder.maxInFlightBatches(this.inFlight) : builder);
+				writes(cluster, "no group commit", (builder) -> builder.maxBatchSize(1).maxInFlightBatches(this.callers));
+				if (peers > 1 && this.readsToo) {
+					reads(cluster, "leader", (builder) -> builder);
+					reads(cluster, "followers", (builder) -> builder.readFromFollowers(true));
+				}
+			}
+		}
+	}
+
+	private void writes(Cluster cluster, String mode, Function<RatisDecisionLog.Builder, RatisDecisionLog.Builder> settings)
+			throws InterruptedException {
+		String prefix = "w" + this.rows.size();
+		try (RatisDecisionLog client = settings.apply(cluster.clientBuilder()).build()) {
+			AtomicLong sequence = new AtomicLong();
+			long commandsBefore = client.commandsSent();
+			long operationsBefore = client.operationsSent();
+			Measurement measurement = measure((caller) -> {
+				long n = sequence.incrementAndGet();
+				client.decide(decision(prefix + "-" + n, prefix + ".i" + caller, n), CALL_TIMEOUT);
+			});
+			double perEntry = (double) (client.operationsSent() - operationsBefore)
+					/ Math.max(1, client.commandsSent() - commandsBefore);
+			this.rows.add(new Row(cluster.size() + " peer" + ((cluster.size() > 1) ? "s" : ""), "decide", mode,
+					measurement, String.format("%.1f decisions/entry", perEntry)));
+		}
+	}
+
+	private void reads(Cluster cluster, String target, Function<RatisDecisionLog.Builder, RatisDecisionLog.Builder> settings)
+			throws InterruptedException {
+		int known = 1000;
+		try (RatisDecisionLog writer = cluster.clientBuilder().build();
+				RatisDecisionLog reader = settings.apply(cluster.clientBuilder()).build()) {
+			for (int i = 0; i < known; i++) {
+				writer.decide(decision("r-" + i, "reader.i0", i), CALL_TIMEOUT);
+			}
+			Measurement measurement = measure((caller) -> reader
+				.state("r-" + ThreadLocalRandom.current().nextInt(known), CALL_TIMEOUT));
+			String served = reader.followerReads() + " by followers, " + reader.followerReadFallbacks() + " fell back";
+			this.rows.add(new Row(cluster.size() + " peers", "read state", target, measurement,
+					(reader.followerReads() > 0) ? served : "leader (lease/heartbeat confirmed)"));
+		}
+	}
+
+	/**
+	 * Closed loop: every caller thread calls back to back; latencies are kept for calls that
+	 * start after the warm-up and before the end.
+	 */
+	private Measurement measure(Call call) throws InterruptedException {
+		long start = System.nanoTime();
+		long measureFrom = start + this.warmup.toNanos();
+		long measureTo = measureFrom + this.duration.toNanos();
+		long[][] latencies = new long[this.callers][];
+		int[] counts = new int[this.callers];
+		AtomicLong failures = new AtomicLong();
+		CountDownLatch done = new CountDownLatch(this.callers);
+		for (int i = 0; i < this.callers; i++) {
+			int caller = i;
+			Thread thread = new Thread(() -> {
+				long[] own = new long[1 << 12];
+				int count = 0;
+				try {
+					while (true) {
+						long before = System.nanoTime();
+						if (before >= measureTo) {
+							break;
+						}
+						try {
+							call.run(caller);
+						}
+						catch (DecisionLogException ex) {
+							failures.incrementAndGet();
+							continue;
+						}
+						if (before >= measureFrom) {
+							if (count == own.length) {
+								own = Arrays.copyOf(own, count * 2);
+							}
+							own[count++] = System.nanoTime() - before;
+						}
+					}
+				}
+				finally {
+					latencies[caller] = own;
+					counts[caller] = count;
+					done.countDown();
+				}
+			}, "bench-caller-" + i);
+			thread.setDaemon(true);
+			thread.start();
+		}
+		// Process CPU over the measured window: a figure less sensitive to other processes' load
+		TimeUnit.NANOSECONDS.sleep(Math.max(0, measureFrom - System.nanoTime()));
+		long cpuFrom = processCpuNanos();
+		double loadFrom = os().getSystemLoadAverage();
+		TimeUnit.NANOSECONDS.sleep(Math.max(0, measureTo - System.nanoTime()));
+		long cpuTo = processCpuNanos();
+		done.await();
+		int total = Arrays.stream(counts).sum();
+		long[] all = new long[total];
+		int offset = 0;
+		for (int i = 0; i < this.callers; i++) {
+			System.arraycopy(latencies[i], 0, all, offset, counts[i]);
+			offset += counts[i];
+		}
+		Arrays.sort(all);
+		return new Measurement(total, this.duration, percentile(all, 0.50), percentile(all, 0.99), failures.get(),
+				cpuTo - cpuFrom, Math.max(loadFrom, os().getSystemLoadAverage()));
+	}
+
+	private String table() {
+		StringBuilder out = new StringBuilder();
+		out.append(String.format("Tandem coordinator benchmark, %s, %d callers, warm-up %d s, measured %d s, %d cores%n",
+				Instant.now(), this.callers, this.warmup.toSeconds(), this.duration.toSeconds(),
+				Runtime.getRuntime().availableProcessors()));
+		out.append(String.format("%-8s %-11s %-16s %9s %8s %8s %6s %11s %5s  %s%n", "group", "operation", "mode",
+				"ops/s", "p50 ms", "p99 ms", "failed", "ops/CPU-s", "load", "notes"));
+		for (Row row : this.rows) {
+			Measurement m = row.measurement();
+			out.append(String.format("%-8s %-11s %-16s %9.0f %8.2f %8.2f %6d %11.0f %5.1f  %s%n", row.group(),
+					row.operation(), row.mode(), m.perSecond(), m.p50Nanos() / 1e6, m.p99Nanos() / 1e6, m.failures(),
+					m.perCpuSecond(), m.loadAverage(), row.notes()));
+		}
+		out.append("ops/CPU-s: operations per second of this JVM's CPU time (all peers and clients); load: the "
+				+ "machine's 1-minute load average during the row.\n");
+		return out.toString();
+	}
+
+	private static long percentile(long[] sorted, double quantile) {
+		if (sorted.length == 0) {
+			return 0;
+		}
+		return sorted[Math.min(sorted.length - 1, (int) Math.ceil(quantile * sorted.length) - 1)];
+	}
+
+	private static Decision decision(String transactionId, String owner, long n) {
+		return new Decision(transactionId, owner, System.currentTimeMillis(),
+				List.of(new Decision.ParticipantRecord("east", owner + ".east.0", 1000 + n, (short) 1, "tandem-markers",
+						(int) (n % 12), n),
+						new Decision.ParticipantRecord("west", owner + ".west.0", 2000 + n, (short) 1, "tandem-markers",
+								(int) (n % 12), n)));
+	}
+
+	private static Map<String, String> options(String[] args) {
+		Map<String, String> options = new LinkedHashMap<>();
+		for (int i = 0; i + 1 < args.length; i += 2) {
+			if (!args[i].startsWith("--")) {
+				throw new IllegalArgumentException("Expected --option value, got " + args[i]);
+			}
+			options.put(args[i].substring(2), args[i + 1]);
+		}
+		return options;
+	}
+
+	private static Duration duration(String text) {
+		String trimmed = text.trim();
+		if (trimmed.endsWith("ms")) {
+			return Duration.ofMillis(Long.parseLong(trimmed.substring(0, trimmed.length() - 2)));
+		}
+		return Duration.ofSeconds(Long.parseLong(trimmed.endsWith("s") ? trimmed.substring(0, trimmed.length() - 1)
+				: trimmed));
+	}
+
+	private static void deleteRecursively(Path directory) {
+		try (Stream<Path> paths = Files.walk(directory)) {
+			paths.sorted(Comparator.reverseOrder()).forEach((path) -> path.toFile().delete());
+		}
+		catch (IOException ex) {
+			logger.warn("Could not delete {}: {}", directory, ex.toString());
+		}
+	}
+
+	@FunctionalInterface
+	private interface Call {
+
+		void run(int caller);
+
+	}
+
+	private record Measurement(long calls, Duration duration, long p50Nanos, long p99Nanos, long failures,
+			long cpuNanos, double loadAverage) {
+
+		double perSecond() {
+			return this.calls / (this.duration.toNanos() / 1e9);
+		}
+
+		double perCpuSecond() {
+			return (this.cpuNanos > 0) ? this.calls / (this.cpuNanos / 1e9) : 0;
+		}
+
+	}
+
+	private static java.lang.management.OperatingSystemMXBean os() {
+		return ManagementFactory.getOperatingSystemMXBean();
+	}
+
+	private static long processCpuNanos() {
+		return (os() instanceof com.sun.management.OperatingSystemMXBean sun) ? sun.getProcessCpuTime() : -1;
+	}
+
+	private record Row(String group, String operation, String mode, Measurement measurement, String notes) {
+
+	}
+
+	/**
+	 * Peers on loopback ports, each with its own data directory, as the coordinator server
+	 * configures them (pre-vote, LINEARIZABLE reads, 150-300 ms election timeout).
+	 */
+	private static final class Cluster implements AutoCloseable {
+
+		private final CoordinatorGroup group;
+
+		private final List<CoordinatorServer> servers;
+
+		private Cluster(CoordinatorGroup group, List<CoordinatorServer> servers) {
+			this.group = group;
+			this.servers = servers;
+		}
+
+		static Cluster start(Path dataDir, int size) throws IOException, InterruptedException {
+			Map<String, String> peers = new LinkedHashMap<>();
+			for (int i = 1; i <= size; i++) {
+				peers.put("n" + i, "127.0.0.1:" + freePort());
+			}
+			CoordinatorGroup group = CoordinatorGroup.of(peers);
+			List<CoordinatorServer> servers = new ArrayList<>();
+			for (String id : peers.keySet()) {
+				CoordinatorServer server = CoordinatorServer.builder(id, group, dataDir.resolve(id))
+					.bindHost("127.0.0.1")
+					.build();
+				servers.add(server);
+				server.start();
+			}
+			try {
+				String leader = servers.get(0).awaitLeader(Duration.ofSeconds(30));
+				logger.info("{} peer(s) started, leader '{}'", size, leader);
+			}
+			catch (java.util.concurrent.TimeoutException ex) {
+				servers.forEach(CoordinatorServer::close);
+				throw new IllegalStateException("No leader among " + size + " peers", ex);
+			}
+			return new Cluster(group, servers);
+		}
+
+		int size() {
+			return this.servers.size();
+		}
+
+		RatisDecisionLog.Builder clientBuilder() {
+			return RatisDecisionLog.builder(this.group).purgeInterval(Duration.ZERO);
+		}
+
+		@Override
+		public void close() {
+			this.servers.forEach(CoordinatorServer::close);
+		}
+
+		private static int freePort() {
+			try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+				return socket.getLocalPort();
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+		}
+
+	}
+
+}
