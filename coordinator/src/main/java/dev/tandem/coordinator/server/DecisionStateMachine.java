@@ -38,6 +38,7 @@ import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.server.storage.FileInfo;
 import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.SnapshotInfo;
 import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
@@ -85,6 +86,13 @@ public class DecisionStateMachine extends BaseStateMachine {
 
 	private volatile @Nullable LeaderReadGuard readGuard;
 
+	/**
+	 * The latest snapshot, kept here because {@link SimpleStateMachineStorage} lists its
+	 * directory on every call while there is none, and Ratis asks on every append to every
+	 * follower.
+	 */
+	private volatile @Nullable SingleFileSnapshotInfo latestSnapshot;
+
 	private volatile RaftServer.@Nullable Division division;
 
 	private volatile long loadedSnapshotIndex = RaftLog.INVALID_LOG_INDEX;
@@ -95,7 +103,8 @@ public class DecisionStateMachine extends BaseStateMachine {
 	public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
 		super.initialize(server, groupId, raftStorage);
 		this.storage.init(raftStorage);
-		load(this.storage.getLatestSnapshot());
+		this.latestSnapshot = this.storage.getLatestSnapshot();
+		load(this.latestSnapshot);
 		long minTimeoutMs = RaftServerConfigKeys.Rpc.timeoutMin(server.getProperties()).toLong(TimeUnit.MILLISECONDS);
 		long maxTimeoutMs = RaftServerConfigKeys.Rpc.timeoutMax(server.getProperties()).toLong(TimeUnit.MILLISECONDS);
 		this.readGuard = new LeaderReadGuard(minTimeoutMs / 2, 2 * maxTimeoutMs);
@@ -113,7 +122,13 @@ public class DecisionStateMachine extends BaseStateMachine {
 	@Override
 	public void reinitialize() throws IOException {
 		// Called after a snapshot was installed from the leader: read the newest one from disk
-		load(this.storage.loadLatestSnapshot());
+		this.latestSnapshot = this.storage.loadLatestSnapshot();
+		load(this.latestSnapshot);
+	}
+
+	@Override
+	public @Nullable SnapshotInfo getLatestSnapshot() {
+		return this.latestSnapshot;
 	}
 
 	@Override
@@ -256,7 +271,9 @@ public class DecisionStateMachine extends BaseStateMachine {
 			forceToDisk(temporary);
 			Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
 			MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(snapshotFile);
-			this.storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(target, md5), last));
+			SingleFileSnapshotInfo taken = new SingleFileSnapshotInfo(new FileInfo(target, md5), last);
+			this.storage.updateLatestSnapshot(taken);
+			this.latestSnapshot = taken;
 			logger.info("Took snapshot {} with {} records at {}", target.getFileName(), this.table.counts().total(), last);
 			return last.getIndex();
 		}
