@@ -47,7 +47,12 @@ import org.slf4j.LoggerFactory;
  * <li>pre-vote on ({@code raft.server.leaderelection.pre-vote}, Raft thesis §9.6; the idea of
  * KIP-650/KIP-996): a follower that was cut off and heals does not depose a healthy leader;</li>
  * <li>LINEARIZABLE reads ({@code raft.server.read.option}, ReadIndex, Raft thesis §6.4), so
- * followers serve reads without stale answers;</li>
+ * followers serve reads without stale answers; a leader answers only once a majority confirmed
+ * it still leads (the state machine's {@code LeaderReadGuard} closes a stale-read window of
+ * Ratis 3.3.0, in which a leader cut off from the majority answered from its old state);</li>
+ * <li>while it knows no leader, the peer resets gRPC's reconnect backoff towards the other
+ * peers every minimum election timeout, so a group that lost its majority elects a leader as
+ * soon as a peer returns instead of after up to two minutes of backoff;</li>
  * <li>start-up with {@link RaftStorage.StartupOption#RECOVER}: an existing log and snapshot
  * are loaded, an empty directory is formatted;</li>
  * <li>snapshots taken automatically every {@link Builder#snapshotThreshold(long) N} log entries,
