@@ -46,9 +46,17 @@ public final class TandemClusters {
 			Map<String, Object> consumer = merged(common, cluster.getConsumer());
 			Map<String, Object> admin = merged(common, cluster.getAdmin());
 			for (TandemClusterCustomizer customizer : customizers) {
-				customizer.customizeProducer(name, producer, cluster.getProducer().keySet());
-				customizer.customizeConsumer(name, consumer, cluster.getConsumer().keySet());
-				customizer.customizeAdmin(name, admin, cluster.getAdmin().keySet());
+				try {
+					customizer.customizeProducer(name, producer, cluster.getProducer().keySet());
+					customizer.customizeConsumer(name, consumer, cluster.getConsumer().keySet());
+					customizer.customizeAdmin(name, admin, cluster.getAdmin().keySet());
+				}
+				catch (IllegalArgumentException ex) {
+					throw new TandemConfigurationException("tandem.clusters." + name, "The client properties of cluster '"
+							+ name + "' contradict each other: " + ex.getMessage(),
+							"Fix tandem.clusters." + name + ".properties / .producer / .consumer, or set "
+									+ "tandem.failover.enabled=false to configure every client setting yourself.");
+				}
 			}
 			resolved.put(name, new Resolved(Map.copyOf(common), Map.copyOf(producer), Map.copyOf(consumer),
 					Map.copyOf(admin)));

@@ -62,7 +62,8 @@ class TandemAutoConfigurationTests {
 
 	private ApplicationContextRunner runner() {
 		return new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(TandemAutoConfiguration.class,
+			.withConfiguration(AutoConfigurations.of(dev.tandem.autoconfigure.failover.TandemFailoverAutoConfiguration.class,
+					TandemAutoConfiguration.class,
 					TandemCoordinatorAutoConfiguration.class, TandemTransactionAutoConfiguration.class,
 					TandemKafkaAutoConfiguration.class, TandemActuatorAutoConfiguration.class))
 			.withPropertyValues("tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"));
@@ -202,6 +203,27 @@ class TandemAutoConfigurationTests {
 		configured().withPropertyValues("tandem.transaction.timeout=30d")
 			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())
 				.contains("tandem.transaction.timeout"));
+	}
+
+	@Test
+	void failoverProfileIsAppliedToEveryClusterAndClusterSettingsWin() {
+		configured().withPropertyValues("tandem.clusters.east.producer.retry.backoff.ms=77").run((context) -> {
+			TandemClusters clusters = context.getBean(TandemClusters.class);
+			assertThat(clusters.producerConfig("east")).containsEntry("retry.backoff.ms", "77");
+			assertThat(String.valueOf(clusters.producerConfig("west").get("retry.backoff.ms")))
+				.isEqualTo(String.valueOf(dev.tandem.failover.FailoverProfile.RETRY_BACKOFF_MS));
+			assertThat(String.valueOf(clusters.producerConfig("west").get("interceptor.classes")))
+				.contains("LeaderTrackingProducerInterceptor");
+			assertThat(context).hasSingleBean(dev.tandem.failover.LeaderCacheRegistry.class);
+		});
+	}
+
+	@Test
+	void disabledFailoverLeavesKafkaClientDefaults() {
+		configured().withPropertyValues("tandem.failover.enabled=false").run((context) -> {
+			assertThat(context).hasNotFailed().doesNotHaveBean(dev.tandem.failover.LeaderCacheRegistry.class);
+			assertThat(context.getBean(TandemClusters.class).producerConfig("west")).doesNotContainKey("retry.backoff.ms");
+		});
 	}
 
 	@Test

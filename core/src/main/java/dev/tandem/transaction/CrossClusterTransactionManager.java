@@ -105,6 +105,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 	private final Duration recoveryInterval;
 
+	private final java.util.function.BiConsumer<String, org.apache.kafka.clients.producer.Producer<?, ?>> producerCreated;
+
 	private volatile Lifecycle lifecycle = Lifecycle.NEW;
 
 	private CrossClusterTransactionManager(Builder builder) {
@@ -121,6 +123,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		this.listener = new CompositeListener(List.copyOf(builder.listeners));
 		this.participantProtocol = builder.participantProtocol;
 		this.recoveryInterval = builder.recoveryInterval;
+		this.producerCreated = builder.producerCreated;
 		if (this.clusters.isEmpty()) {
 			throw new IllegalArgumentException("At least one cluster must be configured");
 		}
@@ -235,6 +238,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			Deserializer<K> keyDeserializer, Deserializer<V> valueDeserializer) {
 		Map<String, Object> config = new HashMap<>(clusterConfig(cluster));
 		config.keySet().removeIf((key) -> !ConsumerConfig.configNames().contains(key));
+		// The cluster's configuration is the producers'; their interceptors are not consumer interceptors.
+		config.remove(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG);
 		config.putAll(overrides);
 		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, IsolationLevel.READ_COMMITTED.toString());
 		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -422,6 +427,12 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 					+ "): " + ex.getMessage(), ex);
 		}
 		participant.open(producer);
+		try {
+			this.producerCreated.accept(participant.cluster, producer);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Producer listener failed for {}", participant.transactionalId, ex);
+		}
 	}
 
 	private Map<String, Object> producerConfig(String cluster) {
@@ -828,6 +839,10 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 		private Duration recoveryInterval = Duration.ofSeconds(1);
 
+		private java.util.function.BiConsumer<String, org.apache.kafka.clients.producer.Producer<?, ?>> producerCreated = (
+				cluster, producer) -> {
+		};
+
 		private Builder() {
 		}
 
@@ -974,6 +989,19 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 				throw new IllegalArgumentException("recoveryInterval must be positive");
 			}
 			this.recoveryInterval = recoveryInterval;
+			return this;
+		}
+
+		/**
+		 * Sets a callback told of every participant producer created (after
+		 * {@code initTransactions()}), with its cluster name: for example to bind a leader cache.
+		 * Called on the creating thread; must be fast and must not close the producer.
+		 * @param producerCreated the callback
+		 * @return this builder
+		 */
+		public Builder producerCreated(
+				java.util.function.BiConsumer<String, org.apache.kafka.clients.producer.Producer<?, ?>> producerCreated) {
+			this.producerCreated = Objects.requireNonNull(producerCreated, "producerCreated");
 			return this;
 		}
 

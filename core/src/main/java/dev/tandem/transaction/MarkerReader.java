@@ -59,6 +59,7 @@ public final class MarkerReader {
 		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, IsolationLevel.READ_COMMITTED.toString());
 		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
 		config.remove(ConsumerConfig.GROUP_ID_CONFIG);
+		config.remove(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG);
 		TopicPartition partition = new TopicPartition(participant.markerTopic(), participant.markerPartition());
 		long offset = participant.markerOffset();
 		long deadline = System.nanoTime() + timeout.toNanos();

@@ -57,7 +57,7 @@ public class TandemTransactionAutoConfiguration {
 	@ConditionalOnMissingBean
 	CrossClusterTransactionManager crossClusterTransactionManager(TandemProperties properties, TandemClusters clusters,
 			DecisionLog decisionLog, ObjectProvider<TransactionListener> listeners, ObjectProvider<ProtocolHook> hook,
-			Environment environment) {
+			ObjectProvider<dev.tandem.failover.LeaderCacheRegistry> leaderCaches, Environment environment) {
 		TandemProperties.Transaction transaction = properties.getTransaction();
 		String idPrefix = transaction.getIdPrefix();
 		if (idPrefix == null || idPrefix.isBlank()) {
@@ -99,6 +99,14 @@ public class TandemTransactionAutoConfiguration {
 		}
 		listeners.orderedStream().forEach(builder::listener);
 		hook.ifAvailable(builder::protocolHook);
+		leaderCaches.ifAvailable((registry) -> builder.producerCreated((cluster, producer) -> {
+			try {
+				registry.bind(cluster, producer);
+			}
+			catch (IllegalArgumentException ex) {
+				// the producer's properties were not instrumented (a user customizer replaced them)
+			}
+		}));
 		return builder.build();
 	}
 

@@ -1,0 +1,95 @@
+package dev.tandem.autoconfigure;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.kafka.core.KafkaTemplate;
+
+import dev.tandem.actuate.KafkaLeadersEndpoint;
+import dev.tandem.autoconfigure.actuate.TandemActuatorAutoConfiguration;
+import dev.tandem.autoconfigure.coordinator.TandemCoordinatorAutoConfiguration;
+import dev.tandem.autoconfigure.failover.TandemFailoverAutoConfiguration;
+import dev.tandem.autoconfigure.kafka.TandemKafkaAutoConfiguration;
+import dev.tandem.autoconfigure.transaction.TandemTransactionAutoConfiguration;
+import dev.tandem.failover.ClusterLeadersDescriptor;
+import dev.tandem.failover.PartitionLeaderDescriptor;
+import dev.tandem.test.EmbeddedKafkaClusters;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * {@code /actuator/kafkaleaders} on a real 3-broker cluster: the leader cache of a Tandem client
+ * shows a moved leader, with a higher leader epoch, within a second of the client's next send.
+ */
+class KafkaLeadersEndpointTests {
+
+	private static EmbeddedKafkaClusters kafka;
+
+	@TempDir
+	Path dataDir;
+
+	@BeforeAll
+	static void start() {
+		kafka = EmbeddedKafkaClusters.builder().cluster("east", 3).build().start();
+		kafka.cluster("east").createTopic("leaders", 1, (short) 3);
+	}
+
+	@AfterAll
+	static void stop() {
+		kafka.close();
+	}
+
+	@Test
+	void leaderMoveShowsWithinASecondWithAHigherEpoch() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(TandemFailoverAutoConfiguration.class, TandemAutoConfiguration.class,
+					TandemCoordinatorAutoConfiguration.class, TandemTransactionAutoConfiguration.class,
+					TandemKafkaAutoConfiguration.class, TandemActuatorAutoConfiguration.class))
+			.withPropertyValues("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
+					"tandem.transaction.enabled=false", "management.endpoints.web.exposure.include=kafkaleaders",
+					"tandem.coordinator.data-dir=" + this.dataDir)
+			.run((context) -> {
+				assertThat(context).hasNotFailed().hasSingleBean(KafkaLeadersEndpoint.class);
+				KafkaLeadersEndpoint endpoint = context.getBean(KafkaLeadersEndpoint.class);
+				@SuppressWarnings("unchecked")
+				KafkaTemplate<String, String> template = context.getBean("eastKafkaTemplate", KafkaTemplate.class);
+				template.send("leaders", "k", "before").get();
+				TopicPartition partition = new TopicPartition("leaders", 0);
+				PartitionLeaderDescriptor before = await().atMost(Duration.ofSeconds(5))
+					.until(() -> leader(endpoint), Optional::isPresent).orElseThrow();
+				assertThat(before.leaderId()).isEqualTo(kafka.cluster("east").leader(partition));
+				assertThat(endpoint.leaders().readiness()).containsKey("east");
+
+				int newLeader = kafka.cluster("east").replicas(partition).stream()
+					.filter((id) -> !id.equals(before.leaderId())).findFirst().orElseThrow();
+				kafka.cluster("east").moveLeadership(partition, newLeader);
+				template.send("leaders", "k", "after").get();
+				await().atMost(Duration.ofSeconds(1)).untilAsserted(() -> {
+					PartitionLeaderDescriptor after = leader(endpoint).orElseThrow();
+					assertThat(after.leaderId()).isEqualTo(newLeader);
+					assertThat(after.leaderEpoch()).isNotNull().isGreaterThan(before.leaderEpoch());
+				});
+			});
+	}
+
+	private static Optional<PartitionLeaderDescriptor> leader(KafkaLeadersEndpoint endpoint) {
+		ClusterLeadersDescriptor east = endpoint.topic("east", "leaders");
+		if (east == null) {
+			return Optional.empty();
+		}
+		return east.clients().stream()
+			.flatMap((client) -> client.partitions().stream())
+			.filter((p) -> p.partition() == 0 && p.leaderId() != null)
+			.findFirst();
+	}
+
+}
