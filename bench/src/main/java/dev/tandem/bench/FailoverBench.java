@@ -55,7 +55,10 @@ import dev.tandem.test.EmbeddedKafkaClusters;
  * {@code --report-dir} (default {@code .}), {@code --trials} (5), {@code --scenarios}
  * ({@code move,shutdown}), {@code --clients} (all five),
  * {@code --brokers} ({@code tuned,stock}), {@code --rate} records per second per client
- * (500), {@code --partitions} (100), {@code --settle-ms} (3000), {@code --observe-ms} (5000).
+ * (500), {@code --partitions} (100), {@code --settle-ms} (3000), {@code --observe-ms} (5000),
+ * {@code --warmup-moves} unmeasured leadership moves first (1), {@code --clean-p99-ms} (250):
+ * trials where a producer's p99 before the disturbance exceeded this are marked noisy and
+ * left out of the medians if any trial is clean.
  *
  * @author Tandem
  * @since 0.1.0
@@ -182,7 +185,13 @@ public final class FailoverBench {
 			}
 			long settleMs = intOption("settle-ms", 3000);
 			long observeMs = intOption("observe-ms", 5000);
-			TimeUnit.MILLISECONDS.sleep(settleMs * 2); // warm-up
+			TimeUnit.MILLISECONDS.sleep(settleMs * 2);
+			for (int i = 0; i < intOption("warmup-moves", 1); i++) {
+				// JIT and connection warm-up: the first leadership move is always the slowest
+				awaitFullIsr(cluster, partitions);
+				cluster.moveLeadership(TOPIC);
+				TimeUnit.MILLISECONDS.sleep(settleMs);
+			}
 			List<Event> events = new ArrayList<>();
 			for (int trial = 1; trial <= trials; trial++) {
 				for (String scenario : scenarios) {
@@ -284,7 +293,20 @@ public final class FailoverBench {
 			stats.put(client, perTrial);
 			baselines.put(client, before);
 		});
-		line("Per trial, p99.9 / max latency in ms:");
+		long cleanMicros = intOption("clean-p99-ms", 250) * 1000L;
+		boolean[] clean = new boolean[events.size()];
+		int cleanCount = 0;
+		for (int i = 0; i < events.size(); i++) {
+			int trial = i;
+			clean[i] = baselines.entrySet()
+				.stream()
+				.filter((entry) -> !entry.getKey().endsWith("consumer"))
+				.allMatch((entry) -> entry.getValue().get(trial).p99() <= cleanMicros);
+			cleanCount += clean[i] ? 1 : 0;
+		}
+		line("Per trial, p99.9 / max latency in ms (* = noisy trial: some producer's p99 before the disturbance was "
+				+ "above " + cleanMicros / 1000 + " ms, the machine was busy; excluded from the medians below when at "
+				+ "least one trial is clean):");
 		line("");
 		StringBuilder header = new StringBuilder("| trial | disturbance ms |");
 		StringBuilder rule = new StringBuilder("|---|---|");
@@ -296,8 +318,8 @@ public final class FailoverBench {
 		line(rule.toString());
 		for (int i = 0; i < events.size(); i++) {
 			Event event = events.get(i);
-			StringBuilder row = new StringBuilder("| " + event.trial() + " | " + (event.eventEndMs() - event.startMs())
-					+ " |");
+			StringBuilder row = new StringBuilder("| " + event.trial() + (clean[i] ? "" : "*") + " | "
+					+ (event.eventEndMs() - event.startMs()) + " |");
 			for (List<WindowStats> perTrial : stats.values()) {
 				WindowStats window = perTrial.get(i);
 				row.append(' ').append(ms(window.p999())).append(" / ").append(ms(window.max()));
@@ -309,7 +331,12 @@ public final class FailoverBench {
 			line(row.toString());
 		}
 		line("");
-		line("Median over trials [min-max], latencies and recovery in ms:");
+		if (cleanCount > 0 && cleanCount < events.size()) {
+			stats.replaceAll((client, perTrial) -> onlyClean(perTrial, clean));
+			baselines.replaceAll((client, perTrial) -> onlyClean(perTrial, clean));
+		}
+		line("Median over " + ((cleanCount > 0) ? cleanCount + " clean" : "all " + events.size() + " (none clean)")
+				+ " trials [min-max], latencies and recovery in ms:");
 		line("");
 		line("| client | records | before: p50 | before: p99 | p50 | p99 | p99.9 | max | recovery | failed |");
 		line("|---|---|---|---|---|---|---|---|---|---|");
@@ -324,6 +351,16 @@ public final class FailoverBench {
 		line("");
 		ratios(stats, "defaults", "tandem", "legacy");
 		ratios(stats, "defaults-consumer", "tandem-consumer");
+	}
+
+	private static List<WindowStats> onlyClean(List<WindowStats> perTrial, boolean[] clean) {
+		List<WindowStats> kept = new ArrayList<>();
+		for (int i = 0; i < perTrial.size(); i++) {
+			if (clean[i]) {
+				kept.add(perTrial.get(i));
+			}
+		}
+		return kept;
 	}
 
 	private void ratios(Map<String, List<WindowStats>> stats, String baselineClient, String... clients) {
