@@ -17,9 +17,10 @@ import dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome;
 import dev.tandem.transaction.TransactionStatistics;
 
 /**
- * {@code /actuator/kafkatransactions}: outcome counts, in-flight and in-doubt transactions,
- * recent heuristic outcomes; {@code /actuator/kafkatransactions/{id}}: one transaction, from this
- * instance's in-flight set or else from the decision log. Renders no client configuration, so no
+ * {@code /actuator/kafkatransactions}: outcome counts since this process started, in-flight and
+ * in-doubt transactions, recent heuristic outcomes; {@code /actuator/kafkatransactions/{id}}: one
+ * transaction, from this instance's in-flight set or else from the decision log (DECIDED,
+ * COMPLETED or ABORTED; 404 when the log has no record: never decided, one-phase, or purged). Renders no client configuration, so no
  * secret can leak.
  *
  * @since 0.1.0
@@ -70,6 +71,9 @@ public class KafkaTransactionsEndpoint {
 			return TransactionDescriptor.of(info);
 		}
 		DecisionState state = this.decisionLog.state(id, this.timeout);
+		if (state == DecisionState.UNKNOWN) {
+			return null;
+		}
 		return new TransactionDescriptor(id, "decision-log:" + state.name(), List.of(), null);
 	}
 

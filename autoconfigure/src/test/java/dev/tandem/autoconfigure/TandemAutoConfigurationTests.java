@@ -227,6 +227,28 @@ class TandemAutoConfigurationTests {
 	}
 
 	@Test
+	void unresolvedPlaceholderInTheInstanceIdIsReported() {
+		configured().withPropertyValues("tandem.transaction.instance-id=${HOSTNAME_THAT_IS_NOT_SET}")
+			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())
+				.contains("tandem.transaction.instance-id").contains("placeholder"));
+	}
+
+	@Test
+	void listenerConsumersOfANewGroupStartAtTheBeginning() {
+		configured().run((context) -> {
+			@SuppressWarnings("unchecked")
+			org.springframework.kafka.core.DefaultKafkaConsumerFactory<Object, Object> factory = context
+				.getBean("eastKafkaConsumerFactory", org.springframework.kafka.core.DefaultKafkaConsumerFactory.class);
+			assertThat(factory.getConfigurationProperties()).containsEntry("auto.offset.reset", "earliest")
+				.containsEntry("isolation.level", "read_committed");
+			ConcurrentKafkaListenerContainerFactory<?, ?> listeners = context.getBean("eastKafkaListenerContainerFactory",
+					ConcurrentKafkaListenerContainerFactory.class);
+			assertThat(listeners.getContainerProperties().getAssignmentCommitOption())
+				.isEqualTo(org.springframework.kafka.listener.ContainerProperties.AssignmentCommitOption.NEVER);
+		});
+	}
+
+	@Test
 	void remoteCoordinatorWithoutPeersIsReported() {
 		configured().withPropertyValues("tandem.coordinator.mode=remote")
 			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())

@@ -62,6 +62,9 @@ public class TandemKafkaBeansRegistrar extends ClusterBeanRegistrar {
 		if (manager != null) {
 			// Offsets are committed by the listener's cross-cluster transaction, never by the container.
 			factory.getContainerProperties().setAckMode(AckMode.MANUAL);
+			// Nor on partition assignment: a group's first position is committed by its first transaction.
+			factory.getContainerProperties()
+				.setAssignmentCommitOption(org.springframework.kafka.listener.ContainerProperties.AssignmentCommitOption.NEVER);
 			TandemListenerInterceptor interceptor = new TandemListenerInterceptor(cluster, manager);
 			factory.setRecordInterceptor(interceptor);
 			factory.setBatchInterceptor(interceptor);
@@ -81,6 +84,8 @@ public class TandemKafkaBeansRegistrar extends ClusterBeanRegistrar {
 		Map<String, Object> config = new HashMap<>(clusters.consumerConfig(cluster));
 		config.putIfAbsent(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
 		config.putIfAbsent(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+		// A new group starts at the beginning: with "latest", records written before its first poll are skipped.
+		config.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
 		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
 		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
 		return config;

@@ -79,6 +79,13 @@ public class TandemTransactionAutoConfiguration {
 							+ "(for example the StatefulSet pod name: tandem.transaction.instance-id=${HOSTNAME}).");
 		}
 		validate(transaction);
+		if (instanceId.contains("${") || idPrefix.contains("${")) {
+			throw new TandemConfigurationException(instanceId.contains("${") ? "tandem.transaction.instance-id"
+					: "tandem.transaction.id-prefix", "'" + (instanceId.contains("${") ? instanceId : idPrefix)
+							+ "' contains an unresolved placeholder: every instance would get the same id.",
+					"Define the variable it refers to (for example POD_NAME from the StatefulSet's metadata.name), or give "
+							+ "a default: ${POD_NAME:router-0}.");
+		}
 		if (clusters.names().isEmpty()) {
 			throw new TandemConfigurationException("tandem.clusters",
 					"Cross-cluster transactions are enabled but no Kafka cluster is configured.",
