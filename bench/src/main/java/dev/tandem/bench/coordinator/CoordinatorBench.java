@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * loop), as the threads of one app instance would.
  * <ul>
  * <li>writes: decisions/s and decide latency p50/p99 for 1 and 3 peers, with group commit
- * (the default client: up to 256 decisions per Raft entry, 2 entries in flight) and without
+ * (the default client: up to 256 decisions per Raft entry, 1 entry in flight) and without
  * (1 decision per entry, as many entries in flight as callers), in the same run;</li>
  * <li>reads (3 peers): linearizable {@code state} reads/s and latency, served by the leader vs
  * spread over the followers ({@code readFromFollowers}).</li>
@@ -45,14 +45,17 @@ import org.slf4j.LoggerFactory;
  * Run from the repository root (one command: build the reactor, write the bench's class path,
  * run; the modules come from this working tree, not from the local Maven repository):
  * <pre>
- * mvn -B -q -Pbench -pl bench -am -DskipTests package dependency:build-classpath -Dmdep.outputFile=target/classpath.txt &amp;&amp; java -Xmx1g -cp bench/target/classes:$(cat bench/target/classpath.txt) dev.tandem.bench.coordinator.CoordinatorBench
+ * mvn -B -q -Pbench -pl bench -am -DskipTests package dependency:build-classpath -Dmdep.outputFile=target/classpath.txt &amp;&amp; java -Xmx3g -cp bench/target/classes:$(cat bench/target/classpath.txt) dev.tandem.bench.coordinator.CoordinatorBench
  * </pre>
+ * (3 GB of heap: three peers in one JVM keep every decision of the run, about 200,000 per
+ * peer, and Ratis' log cache.)
+ * <p>
  * Besides ops/s the table gives ops per CPU-second of this JVM and the machine's load average,
  * since other processes on a shared machine change ops/s far more than they change CPU cost.
  * <p>
  * Options: {@code --callers 64}, {@code --warmup 3s}, {@code --duration 10s},
  * {@code --peers 1,3} (group sizes), {@code --reads true} (read scenarios on groups of more than
- * one), {@code --in-flight N} (entries in flight with group commit; default the client's 2),
+ * one), {@code --in-flight N} (entries in flight with group commit; default the client's 1),
  * {@code --report <file>} (default {@code bench/target/coordinator-bench.txt}). On 2 shared
  * cores the numbers are noisy: compare rows of the same run.
  */

@@ -277,6 +277,10 @@ public class DecisionStateMachine extends BaseStateMachine {
 			logger.info("Took snapshot {} with {} records at {}", target.getFileName(), this.table.counts().total(), last);
 			return last.getIndex();
 		}
+		catch (RuntimeException ex) {
+			// Ratis' updater loops on anything but an IOException here (it retries the snapshot)
+			throw new IOException("Snapshot of the decision table failed: " + ex, ex);
+		}
 		finally {
 			this.lock.readLock().unlock();
 		}
