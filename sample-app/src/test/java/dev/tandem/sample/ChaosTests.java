@@ -35,6 +35,7 @@ import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The chaos suite (profile {@code chaos}, not in the default build): each of two clusters runs
@@ -129,12 +130,15 @@ class ChaosTests {
 		switch (fault) {
 			case KILL_AT_RANDOM -> {
 				Process router = Router.start(args, WORK.resolve("router-" + run + "-a.log"));
+				// The fault itself: SIGKILL at a random moment of the run, not a wait for a condition.
 				Thread.sleep(4000 + random.nextInt(4000));
 				router.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
 			}
 			case LEADER_BROKER_RESTART, ROLLING_RESTART_WEST -> {
 				Process router = Router.start(args, WORK.resolve("router-" + run + "-a.log"));
-				Thread.sleep(5000);
+				// Fault the brokers while the router is mid-run: once it has committed something.
+				await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200))
+					.until(() -> committed(run, end) > 0);
 				if (fault == Fault.LEADER_BROKER_RESTART) {
 					String leader = west.command("leader " + out + " 0");
 					west.command("stop " + leader);
@@ -223,23 +227,17 @@ class ChaosTests {
 		return end;
 	}
 
-	private void awaitDone(Map<TopicPartition, Long> end, int run, Duration timeout) throws Exception {
-		long deadline = System.nanoTime() + timeout.toNanos();
+	private void awaitDone(Map<TopicPartition, Long> end, int run, Duration timeout) {
 		long target = end.values().stream().mapToLong(Long::longValue).sum();
+		await().atMost(timeout).pollInterval(Duration.ofMillis(500)).until(() -> committed(run, end) >= target);
+	}
+
+	private long committed(int run, Map<TopicPartition, Long> end) throws Exception {
 		try (Admin admin = Admin.create(Map.of("bootstrap.servers", east.bootstrap))) {
-			while (true) {
-				Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets("g-" + run)
-					.partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
-				long committed = end.keySet().stream()
-					.mapToLong((tp) -> (offsets.get(tp) != null) ? offsets.get(tp).offset() : 0).sum();
-				if (committed >= target) {
-					return;
-				}
-				if (System.nanoTime() > deadline) {
-					throw new IllegalStateException("run " + run + ": committed " + committed + " of " + target);
-				}
-				Thread.sleep(500);
-			}
+			Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets("g-" + run)
+				.partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+			return end.keySet().stream()
+				.mapToLong((tp) -> (offsets.get(tp) != null) ? offsets.get(tp).offset() : 0).sum();
 		}
 	}
 
