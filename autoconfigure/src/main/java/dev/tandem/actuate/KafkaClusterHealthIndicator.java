@@ -2,18 +2,18 @@ package dev.tandem.actuate;
 
 import java.time.Duration;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.common.Node;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
+
+import dev.tandem.transaction.BoundedAdmin;
 
 /**
  * Health of one Kafka cluster: UP when its brokers answer a describe-cluster call in time, with
@@ -34,11 +34,7 @@ public class KafkaClusterHealthIndicator extends AbstractHealthIndicator impleme
 	 */
 	public KafkaClusterHealthIndicator(Map<String, Object> adminConfig, Duration timeout) {
 		super("Kafka cluster health check failed");
-		Map<String, Object> config = new HashMap<>(adminConfig);
-		config.keySet().removeIf((key) -> !AdminClientConfig.configNames().contains(key));
-		config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
-		config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
-		this.admin = Admin.create(config);
+		this.admin = BoundedAdmin.create(adminConfig, timeout);
 		this.timeout = timeout;
 	}
 

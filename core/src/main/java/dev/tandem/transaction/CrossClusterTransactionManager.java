@@ -447,19 +447,13 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	}
 
 	/**
-	 * An admin client of a cluster whose calls, and close, are bounded by the commit timeout
-	 * (the default would wait 60 s on an unreachable cluster).
+	 * An admin client of a cluster whose calls, and close, are bounded by the commit timeout.
 	 */
-	private BoundedAdmin admin(String cluster) {
-		Map<String, Object> config = new HashMap<>(clusterConfig(cluster));
-		config.keySet().removeIf((key) -> !AdminClientConfig.configNames().contains(key));
-		int timeoutMs = (int) Math.min(Integer.MAX_VALUE, this.commitTimeout.toMillis());
-		config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);
-		config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, Math.min(timeoutMs, 30_000));
-		return new BoundedAdmin(Admin.create(config));
+	private ClosingAdmin admin(String cluster) {
+		return new ClosingAdmin(BoundedAdmin.create(clusterConfig(cluster), this.commitTimeout));
 	}
 
-	private record BoundedAdmin(Admin admin) implements AutoCloseable {
+	private record ClosingAdmin(Admin admin) implements AutoCloseable {
 
 		@Override
 		public void close() {
@@ -477,7 +471,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	private void abortOrphanedTransactions(String cluster) {
 		String prefix = this.idPrefix + "." + cluster + "." + this.instanceId + ".";
 		List<String> orphans = new ArrayList<>();
-		try (BoundedAdmin bounded = admin(cluster)) {
+		try (ClosingAdmin bounded = admin(cluster)) {
 			for (org.apache.kafka.clients.admin.TransactionListing listing : bounded.admin()
 				.listTransactions(new org.apache.kafka.clients.admin.ListTransactionsOptions()
 					.filterStates(List.of(org.apache.kafka.clients.admin.TransactionState.ONGOING)))
@@ -510,7 +504,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	}
 
 	private void createMarkerTopic(String cluster) {
-		try (BoundedAdmin bounded = admin(cluster)) {
+		try (ClosingAdmin bounded = admin(cluster)) {
 			Admin admin = bounded.admin();
 			if (admin.listTopics().names().get(this.commitTimeout.toMillis(), TimeUnit.MILLISECONDS)
 				.contains(this.markerTopic)) {

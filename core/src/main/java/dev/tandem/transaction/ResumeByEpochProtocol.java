@@ -70,11 +70,7 @@ public class ResumeByEpochProtocol implements ParticipantProtocol {
 	}
 
 	private static boolean transactionV2(Map<String, Object> clientConfig, Duration timeout) {
-		Map<String, Object> adminConfig = new HashMap<>(clientConfig);
-		adminConfig.keySet().removeIf((key) -> !org.apache.kafka.clients.admin.AdminClientConfig.configNames().contains(key));
-		adminConfig.put(org.apache.kafka.clients.admin.AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-				(int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
-		Admin admin = Admin.create(adminConfig);
+		Admin admin = BoundedAdmin.create(clientConfig, timeout);
 		try {
 			FeatureMetadata features = admin.describeFeatures().featureMetadata()
 				.get(timeout.toMillis(), TimeUnit.MILLISECONDS);

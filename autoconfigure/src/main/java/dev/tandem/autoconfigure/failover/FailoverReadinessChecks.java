@@ -1,12 +1,10 @@
 package dev.tandem.autoconfigure.failover;
 
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -14,6 +12,7 @@ import org.slf4j.LoggerFactory;
 import dev.tandem.autoconfigure.TandemClusters;
 import dev.tandem.failover.FailoverReadiness;
 import dev.tandem.failover.FailoverReadinessReport;
+import dev.tandem.transaction.BoundedAdmin;
 
 /**
  * Reads, once per cluster, the broker settings that bound failover speed (DESIGN.md §6:
@@ -62,13 +61,9 @@ public class FailoverReadinessChecks {
 	}
 
 	private @Nullable FailoverReadinessReport check(String cluster) {
-		Map<String, Object> config = new HashMap<>(this.clusters.adminConfig(cluster));
-		config.keySet().removeIf((key) -> !AdminClientConfig.configNames().contains(key));
-		config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) this.timeout.toMillis());
-		config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) this.timeout.toMillis());
 		Admin admin = null;
 		try {
-			admin = Admin.create(config);
+			admin = BoundedAdmin.create(this.clusters.adminConfig(cluster), this.timeout);
 			return new FailoverReadiness(cluster, admin).check(this.timeout);
 		}
 		catch (RuntimeException ex) {
