@@ -55,7 +55,8 @@ import org.slf4j.LoggerFactory;
  * <p>
  * Options: {@code --callers 64}, {@code --warmup 3s}, {@code --duration 10s},
  * {@code --peers 1,3} (group sizes), {@code --reads true} (read scenarios on groups of more than
- * one), {@code --in-flight N} (entries in flight with group commit; default the client's 1),
+ * one), {@code --group-commit-only true} (skip the rows without group commit), {@code --raft key=value,key=value} (Ratis server
+ * properties over the peers' defaults, to try a setting), {@code --in-flight N} (entries in flight with group commit; default the client's 1),
  * {@code --report <file>} (default {@code bench/target/coordinator-bench.txt}). On 2 shared
  * cores the numbers are noisy: compare rows of the same run.
  */
@@ -77,11 +78,16 @@ public final class CoordinatorBench {
 
 	private final int inFlight;
 
+	private final boolean groupCommitOnly;
+
+	private final Map<String, String> raft = new LinkedHashMap<>();
+
 	private final List<Row> rows = new ArrayList<>();
 
 	private CoordinatorBench(int callers, Duration warmup, Duration duration, List<Integer> groupSizes,
-			boolean readsToo, int inFlight) {
+			boolean readsToo, int inFlight, boolean groupCommitOnly) {
 		this.inFlight = inFlight;
+		this.groupCommitOnly = groupCommitOnly;
 		this.callers = callers;
 		this.warmup = warmup;
 		this.duration = duration;
@@ -101,7 +107,14 @@ public final class CoordinatorBench {
 				Arrays.stream(options.getOrDefault("peers", "1,3").split(",")).map(String::trim).map(Integer::valueOf)
 					.toList(),
 				Boolean.parseBoolean(options.getOrDefault("reads", "true")),
-				Integer.parseInt(options.getOrDefault("in-flight", "0")));
+				Integer.parseInt(options.getOrDefault("in-flight", "0")),
+				Boolean.parseBoolean(options.getOrDefault("group-commit-only", "false")));
+		for (String setting : options.getOrDefault("raft", "").split(",")) {
+			if (setting.contains("=")) {
+				bench.raft.put(setting.substring(0, setting.indexOf('=')).trim(),
+						setting.substring(setting.indexOf('=') + 1).trim());
+			}
+		}
 		Path report = Path.of(options.getOrDefault("report", "bench/target/coordinator-bench.txt"));
 		Path dataDir = Files.createTempDirectory("tandem-coordinator-bench");
 		try {
@@ -120,10 +133,13 @@ public final class CoordinatorBench {
 
 	private void run(Path dataDir) throws Exception {
 		for (int peers : this.groupSizes) {
-			try (Cluster cluster = Cluster.start(dataDir.resolve(peers + "-peers"), peers)) {
+			try (Cluster cluster = Cluster.start(dataDir.resolve(peers + "-peers"), peers, this.raft)) {
 				writes(cluster, "group commit",
 						(builder) -> (this.inFlight > 0) ? builder.maxInFlightBatches(this.inFlight) : builder);
-				writes(cluster, "no group commit", (builder) -> builder.maxBatchSize(1).maxInFlightBatches(this.callers));
+				if (!this.groupCommitOnly) {
+					writes(cluster, "no group commit",
+							(builder) -> builder.maxBatchSize(1).maxInFlightBatches(this.callers));
+				}
 				if (peers > 1 && this.readsToo) {
 					reads(cluster, "leader", (builder) -> builder);
 					reads(cluster, "followers", (builder) -> builder.readFromFollowers(true));
@@ -341,7 +357,7 @@ public final class CoordinatorBench {
 			this.servers = servers;
 		}
 
-		static Cluster start(Path dataDir, int size) throws IOException, InterruptedException {
+		static Cluster start(Path dataDir, int size, Map<String, String> raft) throws IOException, InterruptedException {
 			Map<String, String> peers = new LinkedHashMap<>();
 			for (int i = 1; i <= size; i++) {
 				peers.put("n" + i, "127.0.0.1:" + freePort());
@@ -351,6 +367,7 @@ public final class CoordinatorBench {
 			for (String id : peers.keySet()) {
 				CoordinatorServer server = CoordinatorServer.builder(id, group, dataDir.resolve(id))
 					.bindHost("127.0.0.1")
+					.properties((properties) -> raft.forEach(properties::set))
 					.build();
 				servers.add(server);
 				server.start();

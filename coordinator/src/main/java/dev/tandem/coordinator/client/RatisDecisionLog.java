@@ -118,7 +118,8 @@ public final class RatisDecisionLog implements DecisionLog {
 		this.closeTimeout = builder.closeTimeout;
 		this.retryBaseSleep = builder.retryBaseSleep;
 		this.retryMaxSleep = builder.retryMaxSleep;
-		this.retryPolicy = new CoordinatorRetryPolicy(builder.retryPolicy(), builder.retryMaxAttempts);
+		this.retryPolicy = new CoordinatorRetryPolicy(builder.retryPolicy(), builder.retryMaxAttempts,
+				builder.group.peers().size());
 		this.peerIds = this.group.peers().keySet().stream().map(RaftPeerId::valueOf).toList();
 		RaftClient.Builder client = RaftClient.newBuilder()
 			.setClientId(ClientId.randomId())
@@ -293,6 +294,17 @@ public final class RatisDecisionLog implements DecisionLog {
 	 */
 	public long failedAttempts() {
 		return this.retryPolicy.otherFailures();
+	}
+
+	/**
+	 * Returns how many retries waited for the backoff of {@link Builder#retry} (timeouts,
+	 * unreachable peers, and leader changes that outlasted their quick retries). A leadership
+	 * transfer or a new leader that is not ready yet is retried without it.
+	 * @return the count, zero or more
+	 * @since 0.1.0
+	 */
+	public long backoffRetries() {
+		return this.retryPolicy.backoffRetries();
 	}
 
 	/**

@@ -85,9 +85,10 @@ class LeaderDiscoveryTests {
 		assertThat(this.cluster.server(newLeader).currentTerm()).isEqualTo(term + 1);
 		assertThat(client.leaderId()).isEqualTo(newLeader);
 		assertThat(client.leaderRedirects()).isLessThanOrEqualTo(1);
-		// The follow time is logged, not asserted: on 2 cores it was 101-295 ms in most runs but
-		// 3.7-4.5 s in some (an open question for the coordinator issue), and timing claims belong
-		// in the benchmark.
+		// No retry waited for the backoff (1 s here): before leader-change failures got quick
+		// retries, a new leader not yet ready sent 1 run in 6 into it (3.6 s). The follow time
+		// itself is logged, not asserted: timing claims belong in the benchmark.
+		assertThat(client.backoffRetries()).isZero();
 		assertThat(this.cluster.server(leader).transferLeadership(TIMEOUT)).isEmpty();
 	}
 
