@@ -53,7 +53,10 @@ import org.slf4j.LoggerFactory;
  * Besides ops/s the table gives ops per CPU-second of this JVM and the machine's load average,
  * since other processes on a shared machine change ops/s far more than they change CPU cost.
  * <p>
- * Options: {@code --callers 64}, {@code --warmup 3s}, {@code --duration 10s},
+ * Options: {@code --callers 64,256} (rows for each count of concurrent callers: a caller is one
+ * transaction deciding at a time, so 256 stands for, say, 8 app instances of 32 slots),
+ * {@code --warmup 10s} (per row; shorter leaves the JIT compiling during the measurement: C2
+ * used 0.4 of a core 30 s into a run), {@code --duration 10s},
  * {@code --peers 1,3} (group sizes), {@code --reads true} (read scenarios on groups of more than
  * one), {@code --group-commit-only true} (skip the rows without group commit), {@code --raft key=value,key=value} (Ratis server
  * properties over the peers' defaults, to try a setting), {@code --in-flight N} (entries in flight with group commit; default the client's 1),
@@ -66,7 +69,7 @@ public final class CoordinatorBench {
 
 	private static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
 
-	private final int callers;
+	private final List<Integer> callerCounts;
 
 	private final Duration warmup;
 
@@ -84,11 +87,11 @@ public final class CoordinatorBench {
 
 	private final List<Row> rows = new ArrayList<>();
 
-	private CoordinatorBench(int callers, Duration warmup, Duration duration, List<Integer> groupSizes,
+	private CoordinatorBench(List<Integer> callerCounts, Duration warmup, Duration duration, List<Integer> groupSizes,
 			boolean readsToo, int inFlight, boolean groupCommitOnly) {
 		this.inFlight = inFlight;
 		this.groupCommitOnly = groupCommitOnly;
-		this.callers = callers;
+		this.callerCounts = callerCounts;
 		this.warmup = warmup;
 		this.duration = duration;
 		this.groupSizes = groupSizes;
@@ -102,10 +105,9 @@ public final class CoordinatorBench {
 	 */
 	public static void main(String[] args) throws Exception {
 		Map<String, String> options = options(args);
-		CoordinatorBench bench = new CoordinatorBench(Integer.parseInt(options.getOrDefault("callers", "64")),
-				duration(options.getOrDefault("warmup", "3s")), duration(options.getOrDefault("duration", "10s")),
-				Arrays.stream(options.getOrDefault("peers", "1,3").split(",")).map(String::trim).map(Integer::valueOf)
-					.toList(),
+		CoordinatorBench bench = new CoordinatorBench(integers(options.getOrDefault("callers", "64,256")),
+				duration(options.getOrDefault("warmup", "10s")), duration(options.getOrDefault("duration", "10s")),
+				integers(options.getOrDefault("peers", "1,3")),
 				Boolean.parseBoolean(options.getOrDefault("reads", "true")),
 				Integer.parseInt(options.getOrDefault("in-flight", "0")),
 				Boolean.parseBoolean(options.getOrDefault("group-commit-only", "false")));
@@ -131,42 +133,49 @@ public final class CoordinatorBench {
 		System.exit(0);
 	}
 
+	private static List<Integer> integers(String list) {
+		return Arrays.stream(list.split(",")).map(String::trim).map(Integer::valueOf).toList();
+	}
+
 	private void run(Path dataDir) throws Exception {
 		for (int peers : this.groupSizes) {
 			try (Cluster cluster = Cluster.start(dataDir.resolve(peers + "-peers"), peers, this.raft)) {
-				writes(cluster, "group commit",
-						(builder) -> (this.inFlight > 0) ? builder.maxInFlightBatches(this.inFlight) : builder);
-				if (!this.groupCommitOnly) {
-					writes(cluster, "no group commit",
-							(builder) -> builder.maxBatchSize(1).maxInFlightBatches(this.callers));
+				for (int callers : this.callerCounts) {
+					writes(cluster, callers, "group commit",
+							(builder) -> (this.inFlight > 0) ? builder.maxInFlightBatches(this.inFlight) : builder);
+					if (!this.groupCommitOnly) {
+						writes(cluster, callers, "no group commit",
+								(builder) -> builder.maxBatchSize(1).maxInFlightBatches(callers));
+					}
 				}
 				if (peers > 1 && this.readsToo) {
-					reads(cluster, "leader", (builder) -> builder);
-					reads(cluster, "followers", (builder) -> builder.readFromFollowers(true));
+					int callers = this.callerCounts.get(0);
+					reads(cluster, callers, "leader", (builder) -> builder);
+					reads(cluster, callers, "followers", (builder) -> builder.readFromFollowers(true));
 				}
 			}
 		}
 	}
 
-	private void writes(Cluster cluster, String mode, Function<RatisDecisionLog.Builder, RatisDecisionLog.Builder> settings)
+	private void writes(Cluster cluster, int callers, String mode, Function<RatisDecisionLog.Builder, RatisDecisionLog.Builder> settings)
 			throws InterruptedException {
 		String prefix = "w" + this.rows.size();
 		try (RatisDecisionLog client = settings.apply(cluster.clientBuilder()).build()) {
 			AtomicLong sequence = new AtomicLong();
 			long commandsBefore = client.commandsSent();
 			long operationsBefore = client.operationsSent();
-			Measurement measurement = measure((caller) -> {
+			Measurement measurement = measure(callers, (caller) -> {
 				long n = sequence.incrementAndGet();
 				client.decide(decision(prefix + "-" + n, prefix + ".i" + caller, n), CALL_TIMEOUT);
 			});
 			double perEntry = (double) (client.operationsSent() - operationsBefore)
 					/ Math.max(1, client.commandsSent() - commandsBefore);
-			this.rows.add(new Row(cluster.size() + " peer" + ((cluster.size() > 1) ? "s" : ""), "decide", mode,
+			this.rows.add(new Row(cluster.size() + " peer" + ((cluster.size() > 1) ? "s" : ""), callers, "decide", mode,
 					measurement, String.format("%.1f decisions/entry", perEntry)));
 		}
 	}
 
-	private void reads(Cluster cluster, String target, Function<RatisDecisionLog.Builder, RatisDecisionLog.Builder> settings)
+	private void reads(Cluster cluster, int callers, String target, Function<RatisDecisionLog.Builder, RatisDecisionLog.Builder> settings)
 			throws InterruptedException {
 		int known = 1000;
 		try (RatisDecisionLog writer = cluster.clientBuilder().build();
@@ -174,10 +183,10 @@ public final class CoordinatorBench {
 			for (int i = 0; i < known; i++) {
 				writer.decide(decision("r-" + i, "reader.i0", i), CALL_TIMEOUT);
 			}
-			Measurement measurement = measure((caller) -> reader
+			Measurement measurement = measure(callers, (caller) -> reader
 				.state("r-" + ThreadLocalRandom.current().nextInt(known), CALL_TIMEOUT));
 			String served = reader.followerReads() + " by followers, " + reader.followerReadFallbacks() + " fell back";
-			this.rows.add(new Row(cluster.size() + " peers", "read state", target, measurement,
+			this.rows.add(new Row(cluster.size() + " peers", callers, "read state", target, measurement,
 					(reader.followerReads() > 0) ? served : "leader (lease/heartbeat confirmed)"));
 		}
 	}
@@ -186,15 +195,15 @@ public final class CoordinatorBench {
 	 * Closed loop: every caller thread calls back to back; latencies are kept for calls that
 	 * start after the warm-up and before the end.
 	 */
-	private Measurement measure(Call call) throws InterruptedException {
+	private Measurement measure(int callers, Call call) throws InterruptedException {
 		long start = System.nanoTime();
 		long measureFrom = start + this.warmup.toNanos();
 		long measureTo = measureFrom + this.duration.toNanos();
-		long[][] latencies = new long[this.callers][];
-		int[] counts = new int[this.callers];
+		long[][] latencies = new long[callers][];
+		int[] counts = new int[callers];
 		AtomicLong failures = new AtomicLong();
-		CountDownLatch done = new CountDownLatch(this.callers);
-		for (int i = 0; i < this.callers; i++) {
+		CountDownLatch done = new CountDownLatch(callers);
+		for (int i = 0; i < callers; i++) {
 			int caller = i;
 			Thread thread = new Thread(() -> {
 				long[] own = new long[1 << 12];
@@ -239,7 +248,7 @@ public final class CoordinatorBench {
 		int total = Arrays.stream(counts).sum();
 		long[] all = new long[total];
 		int offset = 0;
-		for (int i = 0; i < this.callers; i++) {
+		for (int i = 0; i < callers; i++) {
 			System.arraycopy(latencies[i], 0, all, offset, counts[i]);
 			offset += counts[i];
 		}
@@ -250,15 +259,15 @@ public final class CoordinatorBench {
 
 	private String table() {
 		StringBuilder out = new StringBuilder();
-		out.append(String.format("Tandem coordinator benchmark, %s, %d callers, warm-up %d s, measured %d s, %d cores%n",
-				Instant.now(), this.callers, this.warmup.toSeconds(), this.duration.toSeconds(),
-				Runtime.getRuntime().availableProcessors()));
-		out.append(String.format("%-8s %-11s %-16s %9s %8s %8s %6s %11s %5s  %s%n", "group", "operation", "mode",
-				"ops/s", "p50 ms", "p99 ms", "failed", "ops/CPU-s", "load", "notes"));
+		out.append(String.format("Tandem coordinator benchmark, %s, warm-up %d s, measured %d s per row, %d cores%s%n",
+				Instant.now(), this.warmup.toSeconds(), this.duration.toSeconds(),
+				Runtime.getRuntime().availableProcessors(), this.raft.isEmpty() ? "" : ", Ratis " + this.raft));
+		out.append(String.format("%-8s %7s %-11s %-16s %9s %8s %8s %6s %11s %5s  %s%n", "group", "callers", "operation",
+				"mode", "ops/s", "p50 ms", "p99 ms", "failed", "ops/CPU-s", "load", "notes"));
 		for (Row row : this.rows) {
 			Measurement m = row.measurement();
-			out.append(String.format("%-8s %-11s %-16s %9.0f %8.2f %8.2f %6d %11.0f %5.1f  %s%n", row.group(),
-					row.operation(), row.mode(), m.perSecond(), m.p50Nanos() / 1e6, m.p99Nanos() / 1e6, m.failures(),
+			out.append(String.format("%-8s %7d %-11s %-16s %9.0f %8.2f %8.2f %6d %11.0f %5.1f  %s%n", row.group(),
+					row.callers(), row.operation(), row.mode(), m.perSecond(), m.p50Nanos() / 1e6, m.p99Nanos() / 1e6, m.failures(),
 					m.perCpuSecond(), m.loadAverage(), row.notes()));
 		}
 		out.append("ops/CPU-s: operations per second of this JVM's CPU time (all peers and clients); load: the "
@@ -338,7 +347,7 @@ public final class CoordinatorBench {
 		return (os() instanceof com.sun.management.OperatingSystemMXBean sun) ? sun.getProcessCpuTime() : -1;
 	}
 
-	private record Row(String group, String operation, String mode, Measurement measurement, String notes) {
+	private record Row(String group, int callers, String operation, String mode, Measurement measurement, String notes) {
 
 	}
 
