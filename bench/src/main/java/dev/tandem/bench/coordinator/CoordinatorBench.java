@@ -104,6 +104,10 @@ public final class CoordinatorBench {
 	 * @throws Exception if a scenario fails
 	 */
 	public static void main(String[] args) throws Exception {
+		// As the coordinator-server app does: peers in this JVM must not start a thread per append
+		if (!CoordinatorServer.useCommonPoolForAsyncTasks()) {
+			throw new IllegalStateException("CompletableFuture was initialized before main");
+		}
 		Map<String, String> options = options(args);
 		CoordinatorBench bench = new CoordinatorBench(integers(options.getOrDefault("callers", "64,256")),
 				duration(options.getOrDefault("warmup", "10s")), duration(options.getOrDefault("duration", "10s")),
