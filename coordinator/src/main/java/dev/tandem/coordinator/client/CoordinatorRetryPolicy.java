@@ -37,6 +37,9 @@ import org.slf4j.LoggerFactory;
  * <li>anything else (timeouts, unreachable peers) and the above once their quick retries are
  * used up: the delegate's backoff.</li>
  * </ul>
+ * Quick retries do not use up the delegate's attempts: it is asked with the attempt count less
+ * the quick retries of the failure's kind (exact when one kind of leader-change failure
+ * preceded the backoff; the caller's timeout bounds every request in any case).
  * Thread-safe.
  */
 final class CoordinatorRetryPolicy implements RetryPolicy {
@@ -81,30 +84,58 @@ final class CoordinatorRetryPolicy implements RetryPolicy {
 			logger.debug("Coordinator request attempt {} failed: {}", event.getAttemptCount(), String.valueOf(cause));
 		}
 		if (cause instanceof NotLeaderException notLeader && notLeader.getSuggestedLeader() != null) {
+			// Ratis retries on the named leader at once, whatever the action's sleep
 			this.redirects.increment();
+			return this.backoff.handleAttemptFailure(event);
 		}
-		else if (cause instanceof AlreadyClosedException) {
+		if (cause instanceof AlreadyClosedException) {
 			this.streamsClosed.increment();
-			if (event.getCauseCount() <= this.peers && event.getAttemptCount() < this.maxAttempts) {
+			if (event.getCauseCount() <= this.peers) {
 				return RETRY_WITHOUT_SLEEP_ACTION;
 			}
+			return backoff(event, this.peers);
 		}
-		else if (isLeaderChange(cause)) {
+		if (isLeaderChange(cause)) {
 			this.leaderChanges.increment();
-			if (event.getCauseCount() <= LEADER_CHANGE_RETRIES && event.getAttemptCount() < this.maxAttempts) {
+			if (event.getCauseCount() <= LEADER_CHANGE_RETRIES) {
 				return LEADER_CHANGE_PAUSE;
 			}
+			return backoff(event, LEADER_CHANGE_RETRIES);
 		}
-		else {
-			this.otherFailures.increment();
-		}
-		Action action = this.backoff.handleAttemptFailure(event);
-		if (action.shouldRetry() && !(cause instanceof NotLeaderException notLeader
-				&& notLeader.getSuggestedLeader() != null)) {
+		this.otherFailures.increment();
+		return backoff(event, 0);
+	}
+
+	/**
+	 * Asks the backoff, not counting the quick retries of this kind among the attempts: they
+	 * come on top of {@code maxAttempts} (bounded per kind, and by the caller's timeout).
+	 */
+	private Action backoff(Event event, int quickRetries) {
+		int attempts = Math.max(1, event.getAttemptCount() - quickRetries);
+		Action action = this.backoff.handleAttemptFailure(new Event() {
+
+			@Override
+			public int getAttemptCount() {
+				return attempts;
+			}
+
+			@Override
+			public int getCauseCount() {
+				return event.getCauseCount();
+			}
+
+			@Override
+			public Throwable getCause() {
+				return event.getCause();
+			}
+
+		});
+		if (action.shouldRetry()) {
 			this.backoffRetries.increment();
 		}
 		return action;
 	}
+
 
 	private static boolean isLeaderChange(@Nullable Throwable cause) {
 		return cause instanceof LeaderNotReadyException || cause instanceof LeaderSteppingDownException

@@ -80,12 +80,19 @@ class CoordinatorRetryPolicyTests {
 	}
 
 	@Test
-	void quickRetriesStopAtTheAttemptLimit() {
+	void quickRetriesDoNotUseUpTheAttemptsOfTheBackoff() {
 		CoordinatorRetryPolicy bounded = new CoordinatorRetryPolicy(
 				ExponentialBackoffRetry.newBuilder().setBaseSleepTime(BASE).setMaxAttempts(3).build(), 3, 3);
 		LeaderNotReadyException notReady = new LeaderNotReadyException(MEMBER);
-		assertThat(bounded.handleAttemptFailure(event(2, 2, notReady)).shouldRetry()).isTrue();
-		assertThat(bounded.handleAttemptFailure(event(3, 3, notReady)).shouldRetry()).isFalse();
+		int quick = CoordinatorRetryPolicy.LEADER_CHANGE_RETRIES;
+		assertThat(bounded.handleAttemptFailure(event(quick, quick, notReady)).getSleepTime()
+			.toLong(TimeUnit.MILLISECONDS)).isEqualTo(CoordinatorRetryPolicy.LEADER_CHANGE_PAUSE_MS);
+		// Past the quick retries, the backoff still grants its own attempts (2 more of 3)...
+		assertThat(bounded.handleAttemptFailure(event(quick + 1, quick + 1, notReady)).shouldRetry()).isTrue();
+		assertThat(bounded.handleAttemptFailure(event(quick + 2, quick + 2, notReady)).shouldRetry()).isTrue();
+		// ...and no more
+		assertThat(bounded.handleAttemptFailure(event(quick + 3, quick + 3, notReady)).shouldRetry()).isFalse();
+		assertThat(bounded.backoffRetries()).isEqualTo(2);
 	}
 
 	private static RetryPolicy.Event event(int attempt, int causeCount, Throwable cause) {

@@ -7,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.tandem.coordinator.testing.CoordinatorCluster;
 import dev.tandem.transaction.DecisionState;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.Logger;
@@ -31,14 +31,8 @@ class LeaderDiscoveryTests {
 	@TempDir
 	Path dataDir;
 
+	@AutoClose
 	private CoordinatorCluster cluster;
-
-	@AfterEach
-	void close() {
-		if (this.cluster != null) {
-			this.cluster.close();
-		}
-	}
 
 	@Test
 	void clientThatStartsAtAFollowerReachesTheLeaderWithOneRedirectAndNoBackoff() {
@@ -46,9 +40,9 @@ class LeaderDiscoveryTests {
 		String leader = this.cluster.awaitLeader(TIMEOUT);
 		String follower = this.cluster.othersThan(leader).get(0);
 		RatisDecisionLog direct = this.cluster.client((builder) -> builder.initialLeader(leader).retry(
-				Duration.ofSeconds(1), Duration.ofSeconds(2), 5));
+				Duration.ofSeconds(1), Duration.ofSeconds(2), 20));
 		RatisDecisionLog redirected = this.cluster.client((builder) -> builder.initialLeader(follower).retry(
-				Duration.ofSeconds(1), Duration.ofSeconds(2), 5));
+				Duration.ofSeconds(1), Duration.ofSeconds(2), 20));
 
 		long directNanos = timeDecide(direct, "t-direct");
 		long redirectedNanos = timeDecide(redirected, "t-redirected");
@@ -69,7 +63,7 @@ class LeaderDiscoveryTests {
 		String leader = this.cluster.awaitLeader(TIMEOUT);
 		long term = this.cluster.server(leader).currentTerm();
 		RatisDecisionLog client = this.cluster.client((builder) -> builder.initialLeader(leader).retry(
-				Duration.ofSeconds(1), Duration.ofSeconds(2), 5));
+				Duration.ofSeconds(1), Duration.ofSeconds(2), 20));
 		timeDecide(client, "t-before");
 
 		long transferStart = System.nanoTime();

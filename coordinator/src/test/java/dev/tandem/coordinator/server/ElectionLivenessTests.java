@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
 import dev.tandem.coordinator.client.RatisDecisionLog;
 import dev.tandem.coordinator.testing.CoordinatorCluster;
 import dev.tandem.transaction.Decision;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.Logger;
@@ -36,14 +36,8 @@ class ElectionLivenessTests {
 	@TempDir
 	Path dataDir;
 
+	@AutoClose
 	private CoordinatorCluster cluster;
-
-	@AfterEach
-	void close() {
-		if (this.cluster != null) {
-			this.cluster.close();
-		}
-	}
 
 	@Test
 	void fourPeersElectALeaderWithinAFewElectionTimeoutsAfterAFollowerAndThenTheLeaderStopAndTheFollowerReturns() {
@@ -78,7 +72,10 @@ class ElectionLivenessTests {
 				returning, TimeUnit.NANOSECONDS.toMillis(startedNanos - restartNanos), newLeader, election.toMillis(),
 				term, this.cluster.server(newLeader).currentTerm(), CoordinatorCluster.ELECTION_TIMEOUT_MIN.toMillis(),
 				CoordinatorCluster.ELECTION_TIMEOUT_MAX.toMillis());
-		assertThat(newLeader).isIn(survivors);
+		// Usually a survivor (its log is longer); under load a first leader can lose its term again
+		// once the returning peer has caught up, so any running peer may lead by now.
+		assertThat(newLeader).isNotEqualTo(leader);
+		assertThat(this.cluster.server(newLeader).currentTerm()).isGreaterThan(term);
 		assertThat(election).isLessThan(ELECTION_BOUND);
 
 		decide(client, decided, 20, 30);

@@ -13,7 +13,7 @@ import dev.tandem.coordinator.testing.NetworkPartition;
 import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.DecisionLogException;
 import dev.tandem.transaction.DecisionState;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.Logger;
@@ -37,19 +37,11 @@ class FollowerReadTests {
 	@TempDir
 	Path dataDir;
 
+	@AutoClose
 	private NetworkPartition partition;
 
+	@AutoClose
 	private CoordinatorCluster cluster;
-
-	@AfterEach
-	void close() {
-		if (this.partition != null) {
-			this.partition.close();
-		}
-		if (this.cluster != null) {
-			this.cluster.close();
-		}
-	}
 
 	@Test
 	void readAfterWriteThroughEachFollowerSeesEveryAcknowledgedDecision() {

@@ -12,7 +12,7 @@ import dev.tandem.coordinator.testing.CoordinatorCluster;
 import dev.tandem.coordinator.testing.DecisionWriters;
 import dev.tandem.coordinator.testing.NetworkPartition;
 import dev.tandem.transaction.Decision;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.Logger;
@@ -36,19 +36,11 @@ class LeaderFailoverTests {
 	@TempDir
 	Path dataDir;
 
+	@AutoClose
 	private NetworkPartition partition;
 
+	@AutoClose
 	private CoordinatorCluster cluster;
-
-	@AfterEach
-	void close() {
-		if (this.partition != null) {
-			this.partition.close();
-		}
-		if (this.cluster != null) {
-			this.cluster.close();
-		}
-	}
 
 	@Test
 	void leaderLostUnderLoadLosesNoAcknowledgedDecisionAndDuplicatesNone() {

@@ -8,7 +8,7 @@ import dev.tandem.coordinator.client.RatisDecisionLog;
 import dev.tandem.coordinator.testing.CoordinatorCluster;
 import dev.tandem.coordinator.testing.DecisionWriters;
 import dev.tandem.coordinator.testing.NetworkPartition;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.Logger;
@@ -33,19 +33,11 @@ class PreVoteTests {
 	@TempDir
 	Path dataDir;
 
+	@AutoClose
 	private NetworkPartition partition;
 
+	@AutoClose
 	private CoordinatorCluster cluster;
-
-	@AfterEach
-	void close() {
-		if (this.partition != null) {
-			this.partition.close();
-		}
-		if (this.cluster != null) {
-			this.cluster.close();
-		}
-	}
 
 	@Test
 	void followerIsolatedForTenElectionTimeoutsNeitherDeposesTheLeaderNorRaisesTheTermAndCatchesUpAfterHealing() {
