@@ -81,7 +81,8 @@ import dev.tandem.transaction.TandemException;
  * </pre>
  * Options ({@code --name value}): {@code --data} flights JSON file (required), {@code --brokers}
  * per cluster (3), {@code --partitions} (6), {@code --sizes} records per transaction
- * ({@code 1,10,100,1000}), {@code --scenarios} ({@code single,tandem-2,tandem-3,chained}),
+ * ({@code 1,10,100,1000}), {@code --scenarios} ({@code single,tandem-2,tandem-3,chained}; also
+ * {@code tandem-1}: Tandem on one cluster, the one-phase path with its marker record),
  * {@code --rounds} (5), {@code --slice} measured time per cell and round (6s), {@code --warmup}
  * per cell (2s), {@code --concurrency} transactions in flight (1), {@code --spread} {@code total}
  * (the default, as above) or {@code per-cluster} ({@code n} records on every cluster written, so
@@ -267,10 +268,11 @@ public final class CostOfAtomicityBench {
 		return switch (name) {
 			case SINGLE -> new KafkaTransactions(name, List.of(configs.get("east")));
 			case "chained" -> new KafkaTransactions(name, List.of(configs.get("east"), configs.get("west")));
+			case "tandem-1" -> new TandemTransactions(name, configs, 1, coordinator, this.concurrency);
 			case TANDEM_2 -> new TandemTransactions(name, configs, 2, coordinator, this.concurrency);
 			case "tandem-3" -> new TandemTransactions(name, configs, 3, coordinator, this.concurrency);
 			default -> throw new IllegalArgumentException("Unknown scenario '" + name
-					+ "'; use single, tandem-2, tandem-3, chained");
+					+ "'; use single, tandem-1, tandem-2, tandem-3, chained");
 		};
 	}
 
