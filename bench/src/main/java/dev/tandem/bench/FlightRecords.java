@@ -15,7 +15,7 @@ import java.util.List;
  * @author Tandem
  * @since 0.1.0
  */
-final class FlightRecords {
+public final class FlightRecords {
 
 	private final List<String> values;
 
@@ -30,7 +30,7 @@ final class FlightRecords {
 	 * @throws IOException if the file cannot be read
 	 * @throws IllegalArgumentException if it holds no object
 	 */
-	static FlightRecords read(Path path) throws IOException {
+	public static FlightRecords read(Path path) throws IOException {
 		String json = Files.readString(path, StandardCharsets.UTF_8);
 		List<String> values = new ArrayList<>();
 		int start = -1;
@@ -55,11 +55,15 @@ final class FlightRecords {
 	 * @param n the record number, 0 or more
 	 * @return a JSON object
 	 */
-	String value(long n) {
+	public String value(long n) {
 		return this.values.get((int) (n % this.values.size()));
 	}
 
-	int size() {
+	/**
+	 * Return the number of flights in the file.
+	 * @return 1 or more
+	 */
+	public int size() {
 		return this.values.size();
 	}
 

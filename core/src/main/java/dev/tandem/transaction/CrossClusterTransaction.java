@@ -171,13 +171,17 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	}
 
 	/**
-	 * Commits on every enlisted cluster. With one cluster this is a plain Kafka commit; with
-	 * more, every participant is flushed and checked (prepare), the decision is written to the
-	 * decision log, and every participant commits in parallel.
-	 * @throws TransactionAbortedException if the transaction aborted before the decision;
-	 *     nothing is visible anywhere
-	 * @throws InDoubtTransactionException if the decision is durable but some participant could
-	 *     not commit yet; recovery will commit it
+	 * Commits on every enlisted cluster. With one cluster this is a plain Kafka commit (plus
+	 * the participant's marker record, no decision written); with more, every participant is
+	 * flushed and checked (prepare), the decision is written to the decision log, and every
+	 * participant commits in parallel.
+	 * @throws TransactionAbortedException if the transaction aborted before the decision (or, with
+	 *     one cluster, its broker did not commit it); nothing is visible anywhere
+	 * @throws InDoubtTransactionException if the outcome is not final yet: the decision is durable
+	 *     but some participant could not commit yet (recovery will commit it), or the decision
+	 *     write's outcome is unknown, or a one-phase commit was not confirmed within the commit
+	 *     timeout (twice) and Tandem keeps retrying it; {@link InDoubtTransactionException#outcome()}
+	 *     tells the outcome once known. Never retry the work before it says ABORTED
 	 * @throws HeuristicOutcomeException if a broker aborted a decided participant
 	 * @throws IllegalStateException if the transaction is not active
 	 */
@@ -214,20 +218,33 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		this.manager.hook().reached(this.transactionId, step);
 	}
 
+	/**
+	 * One participant with work: a plain Kafka commit, no decision written. The participant
+	 * still writes its marker, so that a commit whose answer never came (the broker may complete
+	 * it later) or that the broker refused can be settled by one {@code read_committed} fetch:
+	 * such a commit is never reported as aborted unless the marker says so.
+	 */
 	private void commitOnePhase(List<Participant> working, long start) {
 		if (!working.isEmpty()) {
 			Participant participant = working.get(0);
+			ParticipantRecord marker = prepare(working).get(0);
+			crashPoint(ProtocolStep.AFTER_PREPARE);
 			try {
-				participant.flush();
-				awaitSends(participant);
-				crashPoint(ProtocolStep.AFTER_PREPARE);
-				commitWithRetry(participant);
-			}
-			catch (ProtocolHook.SimulatedCrashException ex) {
-				throw ex;
+				participant.commit(this.manager.commitTimeout());
 			}
 			catch (RuntimeException ex) {
-				throw abortAll(working, ex);
+				// The commit request may have reached the broker: aborting now could report as aborted
+				// what the broker still commits. Settle the outcome instead.
+				logger.warn("One-phase commit of {} on cluster '{}' failed with an unknown outcome ({}); settling it",
+						participant.transactionalId, participant.cluster, ex.toString());
+				this.state = TransactionState.IN_DOUBT;
+				this.slotReleased = true;
+				java.util.concurrent.CompletableFuture<TransactionState> outcome = this.manager
+					.leaveOnePhaseInDoubt(this.transactionId, participant, marker, this.slot, ex);
+				finishInDoubt(outcome, ex, "its one-phase commit on cluster '" + participant.cluster
+						+ "' has not been confirmed yet (the broker may still complete it)",
+						"its broker did not commit it (its marker record was aborted)");
+				// finishInDoubt returned: the commit is confirmed.
 			}
 		}
 		this.state = TransactionState.COMMITTED;
@@ -323,7 +340,8 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			this.state = TransactionState.IN_DOUBT;
 			this.slotReleased = true;
 			java.util.concurrent.CompletableFuture<TransactionState> outcome = m.leaveInDoubt(decision, false, this.slot);
-			finishInDoubt(outcome, ex, "its decision write has an unknown outcome (the decision log is unreachable)");
+			finishInDoubt(outcome, ex, "its decision write has an unknown outcome (the decision log is unreachable)",
+					"its decision was not recorded");
 			throw new IllegalStateException("unreachable");
 		}
 		if (resolved == DecisionState.DECIDED || resolved == DecisionState.COMPLETED) {
@@ -337,7 +355,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * first attempt already committed it, else throws what the caller must know.
 	 */
 	private void finishInDoubt(java.util.concurrent.CompletableFuture<TransactionState> outcome, Throwable cause,
-			String why) {
+			String why, String whyAborted) {
 		TransactionState resolved = outcome.getNow(null);
 		if (resolved == TransactionState.COMMITTED) {
 			this.state = TransactionState.COMMITTED;
@@ -346,7 +364,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		if (resolved == TransactionState.ABORTED) {
 			this.state = TransactionState.ABORTED;
 			throw new TransactionAbortedException("Transaction " + this.transactionId
-					+ " aborted everywhere: its decision was not recorded", cause);
+					+ " aborted everywhere: " + whyAborted, cause);
 		}
 		if (resolved == TransactionState.HEURISTIC_MIXED) {
 			this.state = TransactionState.HEURISTIC_MIXED;
@@ -401,7 +419,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		this.slotReleased = true;
 		java.util.concurrent.CompletableFuture<TransactionState> outcome = m.leaveInDoubt(decision, true, this.slot);
 		finishInDoubt(outcome, first, "it is decided but could not commit on "
-				+ failures.keySet().stream().map((p) -> p.cluster).toList() + " yet");
+				+ failures.keySet().stream().map((p) -> p.cluster).toList() + " yet", "its decision was not recorded");
 		m.listener().onCommitted(this.transactionId, working.size(), Duration.ofNanos(System.nanoTime() - start));
 	}
 

@@ -573,8 +573,32 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		for (Participant participant : slot.participants.values()) {
 			participant.abandon();
 		}
-		PendingOutcome outcome = new PendingOutcome(decision, decisionKnown, slot);
-		this.pending.put(decision.transactionId(), outcome);
+		return settle(decision.transactionId(), slot, () -> resolveTwoPhase(decision, decisionKnown, slot));
+	}
+
+	/**
+	 * Takes over a one-phase transaction whose {@code commitTransaction()} failed with an unknown
+	 * outcome: the broker may have accepted the commit and complete it later, so it must never be
+	 * reported as aborted on a guess. While the commit only times out, the same producer retries
+	 * it (the KafkaProducer contract: a timed-out commit may be retried, and the retry waits for
+	 * the same request); once the broker refuses it, a fresh producer's {@code initTransactions()}
+	 * completes a commit the broker had accepted or aborts the transaction, and the participant's
+	 * marker record then tells which, by one {@code read_committed} fetch. Tries once at once, then
+	 * in the background every {@code recoveryInterval} (doubling up to 30 s); the slot stays taken
+	 * until the outcome is known.
+	 * @param failure what the first {@code commitTransaction()} threw
+	 * @return the outcome: COMMITTED or ABORTED when known
+	 */
+	java.util.concurrent.CompletableFuture<TransactionState> leaveOnePhaseInDoubt(String transactionId,
+			Participant participant, ParticipantRecord marker, ParticipantSlot slot, RuntimeException failure) {
+		OnePhaseResolution resolution = new OnePhaseResolution(transactionId, participant, marker, failure);
+		return settle(transactionId, slot, resolution::attempt);
+	}
+
+	private java.util.concurrent.CompletableFuture<TransactionState> settle(String transactionId, ParticipantSlot slot,
+			java.util.function.Supplier<TransactionState> resolution) {
+		PendingOutcome outcome = new PendingOutcome(transactionId, slot, resolution);
+		this.pending.put(transactionId, outcome);
 		this.inDoubt.incrementAndGet();
 		attempt(outcome, this.recoveryInterval);
 		return outcome.future;
@@ -592,7 +616,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the heuristic outcome recovery found for a transaction of this instance, if any.
+	 * Returns the heuristic outcome recovery found for a transaction of this instance (at start
+	 * or in the background), if any.
 	 * @param transactionId the transaction id
 	 * @return the outcome or null
 	 */
@@ -609,30 +634,9 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	}
 
 	private void attempt(PendingOutcome outcome, Duration nextDelay) {
-		String id = outcome.decision.transactionId();
+		String id = outcome.transactionId;
 		try {
-			TransactionState result = null;
-			if (!outcome.decisionKnown) {
-				DecisionState state = resolveUnknownDecision(outcome.decision);
-				if (state == DecisionState.ABORTED) {
-					// initTransactions() on each participant's id aborts what the abandoned producer left open.
-					for (Participant participant : outcome.slot.participants.values()) {
-						ensureOpen(participant);
-					}
-					result = TransactionState.ABORTED;
-					this.listener.onAborted(id, new DecisionLogException("decision of " + id + " was not recorded"));
-				}
-			}
-			if (result == null) {
-				HeuristicOutcome heuristic = recover(outcome.decision);
-				result = (heuristic != null) ? TransactionState.HEURISTIC_MIXED : TransactionState.COMMITTED;
-				if (heuristic != null) {
-					this.heuristics.put(id, heuristic);
-				}
-				if (heuristic == null) {
-					this.listener.onRecovered(id);
-				}
-			}
+			TransactionState result = outcome.resolution.get();
 			this.pending.remove(id);
 			this.inDoubt.decrementAndGet();
 			release(outcome.slot);
@@ -656,20 +660,132 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * One attempt at a two-phase transaction left in-doubt.
+	 * @return the outcome
+	 * @throws RuntimeException to be tried again later
+	 */
+	private TransactionState resolveTwoPhase(Decision decision, boolean decisionKnown, ParticipantSlot slot) {
+		String id = decision.transactionId();
+		if (!decisionKnown) {
+			DecisionState state = resolveUnknownDecision(decision);
+			if (state == DecisionState.ABORTED) {
+				// initTransactions() on each participant's id aborts what the abandoned producer left open.
+				for (Participant participant : slot.participants.values()) {
+					ensureOpen(participant);
+				}
+				this.listener.onAborted(id, new DecisionLogException("decision of " + id + " was not recorded"));
+				return TransactionState.ABORTED;
+			}
+		}
+		HeuristicOutcome heuristic = recover(decision);
+		if (heuristic != null) {
+			return TransactionState.HEURISTIC_MIXED;
+		}
+		this.listener.onRecovered(id);
+		return TransactionState.COMMITTED;
+	}
+
+	/**
+	 * Settles a one-phase commit with an unknown outcome; see {@link #leaveOnePhaseInDoubt}. Called
+	 * by one thread at a time (the caller's first attempt, then the resolver thread).
+	 */
+	private final class OnePhaseResolution {
+
+		private final String transactionId;
+
+		private final Participant participant;
+
+		private final ParticipantRecord marker;
+
+		private RuntimeException lastFailure;
+
+		private boolean refused;
+
+		private boolean reinitialized;
+
+		OnePhaseResolution(String transactionId, Participant participant, ParticipantRecord marker,
+				RuntimeException failure) {
+			this.transactionId = transactionId;
+			this.participant = participant;
+			this.marker = marker;
+			this.lastFailure = failure;
+			this.refused = !retriable(failure);
+		}
+
+		private static boolean retriable(RuntimeException failure) {
+			// Only a commit that did not answer in time may be retried with the same producer.
+			return failure instanceof org.apache.kafka.common.errors.TimeoutException
+					|| failure instanceof org.apache.kafka.common.errors.InterruptException;
+		}
+
+		TransactionState attempt() {
+			if (CrossClusterTransactionManager.this.lifecycle == Lifecycle.CLOSED) {
+				throw new TandemException("Manager " + owner() + " is closed");
+			}
+			Participant p = this.participant;
+			if (!this.refused) {
+				try {
+					p.commit(CrossClusterTransactionManager.this.commitTimeout);
+					logger.info("One-phase commit of {} on cluster '{}' confirmed after a retry", p.transactionalId,
+							p.cluster);
+					CrossClusterTransactionManager.this.listener.onRecovered(this.transactionId);
+					return TransactionState.COMMITTED;
+				}
+				catch (RuntimeException ex) {
+					this.lastFailure = ex;
+					if (retriable(ex)) {
+						throw ex;
+					}
+					this.refused = true;
+					logger.warn("Broker refused the retried one-phase commit of {} on cluster '{}' ({}); reading its marker",
+							p.transactionalId, p.cluster, ex.toString());
+				}
+			}
+			if (!this.reinitialized) {
+				// A new producer's initTransactions() waits for a commit the broker accepted to complete,
+				// or aborts the open transaction: afterwards the marker is no longer open.
+				p.abandon();
+				ensureOpen(p);
+				this.reinitialized = true;
+			}
+			MarkerOutcome outcome = MarkerReader.read(this.marker,
+					clusterConfig(p.cluster), CrossClusterTransactionManager.this.commitTimeout);
+			switch (outcome) {
+				case COMMITTED -> {
+					logger.info("One-phase transaction {} of {} on cluster '{}' committed (its marker is visible)",
+							this.transactionId, p.transactionalId, p.cluster);
+					CrossClusterTransactionManager.this.listener.onRecovered(this.transactionId);
+					return TransactionState.COMMITTED;
+				}
+				case ABORTED -> {
+					logger.warn("One-phase transaction {} of {} on cluster '{}' was aborted by its broker (its marker is aborted)",
+							this.transactionId, p.transactionalId, p.cluster);
+					CrossClusterTransactionManager.this.listener.onAborted(this.transactionId, this.lastFailure);
+					return TransactionState.ABORTED;
+				}
+				default -> throw new TandemException("Marker of one-phase transaction " + this.transactionId
+						+ " on cluster '" + p.cluster + "' is still open");
+			}
+		}
+
+	}
+
 	private static final class PendingOutcome {
 
-		final Decision decision;
-
-		final boolean decisionKnown;
+		final String transactionId;
 
 		final ParticipantSlot slot;
 
+		final java.util.function.Supplier<TransactionState> resolution;
+
 		final java.util.concurrent.CompletableFuture<TransactionState> future = new java.util.concurrent.CompletableFuture<>();
 
-		PendingOutcome(Decision decision, boolean decisionKnown, ParticipantSlot slot) {
-			this.decision = decision;
-			this.decisionKnown = decisionKnown;
+		PendingOutcome(String transactionId, ParticipantSlot slot,
+				java.util.function.Supplier<TransactionState> resolution) {
+			this.transactionId = transactionId;
 			this.slot = slot;
+			this.resolution = resolution;
 		}
 
 	}
@@ -705,6 +821,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		}
 		HeuristicOutcome outcome = new HeuristicOutcome(decision.transactionId(), committed, aborted,
 				System.currentTimeMillis());
+		this.heuristics.put(decision.transactionId(), outcome);
 		logger.error("HEURISTIC OUTCOME: decided transaction {} committed on {} but the broker aborted it on {}; "
 				+ "data on those clusters must be repaired", decision.transactionId(), committed, aborted);
 		this.listener.onHeuristicOutcome(outcome);

@@ -30,7 +30,9 @@ public interface TransactionListener {
 	}
 
 	/**
-	 * A decided transaction could not yet commit everywhere and was left to recovery.
+	 * A transaction's outcome is not final yet and was left to background resolution: decided
+	 * but not yet committed everywhere, or its decision write's outcome is unknown, or its
+	 * one-phase commit (one cluster) got no answer in time.
 	 * @param transactionId the transaction id
 	 * @param cause the commit failure
 	 */
@@ -38,7 +40,8 @@ public interface TransactionListener {
 	}
 
 	/**
-	 * Recovery committed a decided transaction left in-doubt by a crash or a failed commit.
+	 * Recovery committed a decided transaction left in-doubt by a crash or a failed commit, or
+	 * confirmed a one-phase commit that had got no answer in time.
 	 * @param transactionId the transaction id
 	 */
 	default void onRecovered(String transactionId) {

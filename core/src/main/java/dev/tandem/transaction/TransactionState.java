@@ -33,8 +33,11 @@ public enum TransactionState {
 	ABORTED,
 
 	/**
-	 * Decided, but some participant could not commit yet; recovery will commit it. Terminal for
-	 * this object.
+	 * The outcome is not final yet: decided, but some participant could not commit yet (recovery
+	 * commits it), or the decision write's outcome is unknown, or a one-phase commit (one
+	 * participant) did not answer in time (the broker may still complete it; Tandem retries the
+	 * commit until it knows). Terminal for this object; the outcome arrives through
+	 * {@link InDoubtTransactionException#outcome()}.
 	 */
 	IN_DOUBT,
 
@@ -56,7 +59,7 @@ public enum TransactionState {
 	private Set<TransactionState> allowedNext() {
 		return switch (this) {
 			case ACTIVE -> EnumSet.of(PREPARING, ABORTING);
-			case PREPARING -> EnumSet.of(PREPARED, ABORTING, COMMITTED);
+			case PREPARING -> EnumSet.of(PREPARED, ABORTING, COMMITTED, IN_DOUBT);
 			case PREPARED -> EnumSet.of(DECIDED, ABORTING, IN_DOUBT);
 			case DECIDED -> EnumSet.of(COMMITTED, IN_DOUBT, HEURISTIC_MIXED);
 			case ABORTING -> EnumSet.of(ABORTED);

@@ -44,6 +44,8 @@ class CrossClusterTransactionTests {
 
 	private final InMemoryDecisionLog decisionLog = new InMemoryDecisionLog();
 
+	private final TransactionStatistics statistics = new TransactionStatistics();
+
 	private final List<CrossClusterTransactionManager> managers = new ArrayList<>();
 
 	private String topic = "";
@@ -81,6 +83,11 @@ class CrossClusterTransactionTests {
 	}
 
 	private CrossClusterTransactionManager manager(ProtocolHook hook, int slots, DecisionLog log) {
+		return manager(hook, slots, log, Duration.ofSeconds(10));
+	}
+
+	private CrossClusterTransactionManager manager(ProtocolHook hook, int slots, DecisionLog log,
+			Duration commitTimeout) {
 		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
 			.slots(slots)
 			.recoveryInterval(Duration.ofMillis(500))
@@ -89,8 +96,9 @@ class CrossClusterTransactionTests {
 			.idPrefix("tests")
 			.instanceId(this.topic)
 			.decisionLog(log)
-			.commitTimeout(Duration.ofSeconds(10))
+			.commitTimeout(commitTimeout)
 			.protocolHook(hook)
+			.listener(this.statistics)
 			.build();
 		manager.start();
 		this.managers.add(manager);
@@ -136,6 +144,82 @@ class CrossClusterTransactionTests {
 		txn.commit();
 		assertThat(committed("west")).containsExactly("only-west");
 		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.UNKNOWN);
+	}
+
+	@Test
+	void oneClusterCommitWithoutAnAnswerIsInDoubtNotAbortedAndCommitsOnceTheClusterIsBack() {
+		// Two of west's three brokers stop between prepare and commit: the transaction state log
+		// cannot reach its min ISR, so commitTransaction() times out although the broker may still
+		// complete it. Reporting that as aborted would make a listener redeliver: duplicates.
+		List<Integer> brokers = kafka.cluster("west").brokerIds();
+		AtomicInteger stops = new AtomicInteger();
+		ProtocolHook stopWest = (transactionId, step) -> {
+			if (step == ProtocolStep.AFTER_PREPARE && stops.getAndIncrement() == 0) {
+				kafka.cluster("west").stopBroker(brokers.get(1));
+				kafka.cluster("west").stopBroker(brokers.get(2));
+			}
+		};
+		CrossClusterTransactionManager manager = manager(stopWest, 1, this.decisionLog, Duration.ofSeconds(3));
+		CrossClusterTransaction txn = manager.begin();
+		for (int i = 0; i < 5; i++) {
+			txn.send("west", new ProducerRecord<>(this.topic, "k" + i, "west-" + i), STRING, STRING);
+		}
+		InDoubtTransactionException inDoubt;
+		try {
+			inDoubt = org.assertj.core.api.Assertions.catchThrowableOfType(InDoubtTransactionException.class, txn::commit);
+			assertThat(inDoubt).isNotNull();
+			assertThat(txn.state()).isEqualTo(TransactionState.IN_DOUBT);
+			assertThat(manager.inDoubtTransactionIds()).containsExactly(txn.transactionId());
+		}
+		finally {
+			kafka.cluster("west").restartBroker(brokers.get(1));
+			kafka.cluster("west").restartBroker(brokers.get(2));
+		}
+		assertThat(inDoubt.outcome()).succeedsWithin(Duration.ofSeconds(90)).isEqualTo(TransactionState.COMMITTED);
+		// The commit is confirmed once the broker has logged it; its markers reach the partitions
+		// just after (so do the restarted brokers' replicas).
+		await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(committed("west"))
+			.containsExactlyInAnyOrder("west-0", "west-1", "west-2", "west-3", "west-4"));
+		TransactionStatistics.Snapshot counts = this.statistics.snapshot();
+		assertThat(counts.aborted()).isZero();
+		assertThat(counts.inDoubt()).isEqualTo(1);
+		assertThat(counts.recovered()).isEqualTo(1);
+		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.UNKNOWN);
+		// The slot is free again.
+		CrossClusterTransaction next = manager.begin();
+		next.send("west", new ProducerRecord<>(this.topic, "k", "after"), STRING, STRING);
+		next.commit();
+		await().atMost(Duration.ofSeconds(60))
+			.untilAsserted(() -> assertThat(committed("west")).hasSize(6).doesNotHaveDuplicates().contains("after"));
+	}
+
+	@Test
+	void oneClusterCommitRefusedByTheBrokerIsSettledByItsMarker() {
+		// A producer with the same transactional.id fences the participant between prepare and
+		// commit, which aborts its open transaction: the commit is refused, and the marker proves
+		// the broker aborted it.
+		AtomicInteger fenced = new AtomicInteger();
+		ProtocolHook fence = (transactionId, step) -> {
+			if (step == ProtocolStep.AFTER_PREPARE && fenced.getAndIncrement() == 0) {
+				Map<String, Object> config = new HashMap<>(clientConfig("west"));
+				config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "tests.west." + this.topic + ".0");
+				try (KafkaProducer<String, String> zombieFencer = new KafkaProducer<>(config, STRING, STRING)) {
+					zombieFencer.initTransactions();
+				}
+			}
+		};
+		CrossClusterTransactionManager manager = manager(fence);
+		assertThat(manager.transactionalId("west", 0)).isEqualTo("tests.west." + this.topic + ".0");
+		CrossClusterTransaction txn = manager.begin();
+		txn.send("west", new ProducerRecord<>(this.topic, "k", "fenced"), STRING, STRING);
+		assertThatExceptionOfType(TransactionAbortedException.class).isThrownBy(txn::commit)
+			.withMessageContaining("marker record was aborted");
+		assertThat(txn.state()).isEqualTo(TransactionState.ABORTED);
+		assertThat(this.statistics.snapshot().aborted()).isEqualTo(1);
+		CrossClusterTransaction next = manager.begin();
+		next.send("west", new ProducerRecord<>(this.topic, "k", "after"), STRING, STRING);
+		next.commit();
+		assertThat(committed("west")).containsExactly("after");
 	}
 
 	@Test
