@@ -7,6 +7,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
 
 import dev.tandem.test.EmbeddedKafkaCluster;
 import dev.tandem.test.EmbeddedKafkaClusters;
@@ -16,7 +21,11 @@ import dev.tandem.test.EmbeddedKafkaClusters;
  * servers to a file, then obeys commands on standard input, one a line, answering {@code ok} or
  * {@code error <message>}: {@code create <topic> <partitions>}, {@code stop <broker>},
  * {@code restart <broker>}, {@code leader <topic> <partition>}, {@code brokers},
- * {@code move <topic>}, {@code quit}.
+ * {@code move <topic>}, {@code underreplicated} (partitions whose ISR is smaller than their
+ * replica set), {@code quit}.
+ * <p>
+ * Brokers look for transactions past their {@code transaction.timeout.ms} every second (Kafka's
+ * default is every 10 s), so the suite's heuristic-outcome fault does not wait long.
  */
 public final class ClusterHost {
 
@@ -27,7 +36,10 @@ public final class ClusterHost {
 		String name = args[0];
 		Path bootstrapFile = Path.of(args[1]);
 		PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-		try (EmbeddedKafkaClusters clusters = EmbeddedKafkaClusters.builder().cluster(name, 3).build().start()) {
+		try (EmbeddedKafkaClusters clusters = EmbeddedKafkaClusters.builder()
+			.cluster(name, 3, Map.of("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000"))
+			.build()
+			.start()) {
 			EmbeddedKafkaCluster cluster = clusters.cluster(name);
 			Files.writeString(bootstrapFile, cluster.bootstrapServers());
 			out.println("ready " + cluster.bootstrapServers());
@@ -47,6 +59,10 @@ public final class ClusterHost {
 									Integer.parseInt(words[2]))));
 							continue;
 						}
+						case "underreplicated" -> {
+							out.println("ok " + underReplicated(cluster));
+							continue;
+						}
 						case "brokers" -> {
 							out.println("ok " + cluster.brokerIds());
 							continue;
@@ -60,9 +76,23 @@ public final class ClusterHost {
 					out.println("ok");
 				}
 				catch (RuntimeException ex) {
-					out.println("error " + ex.getMessage().replace('\n', ' '));
+					out.println("error " + String.valueOf(ex.getMessage()).replace('\n', ' '));
 				}
 			}
+		}
+	}
+
+	private static long underReplicated(EmbeddedKafkaCluster cluster) {
+		try {
+			Admin admin = cluster.admin();
+			Set<String> topics = admin.listTopics(new ListTopicsOptions().listInternal(true)).names().get(30, TimeUnit.SECONDS);
+			return admin.describeTopics(topics).allTopicNames().get(30, TimeUnit.SECONDS).values().stream()
+				.flatMap((topic) -> topic.partitions().stream())
+				.filter((partition) -> partition.isr().size() < partition.replicas().size())
+				.count();
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException("Cannot describe the topics of " + cluster.name() + ": " + ex, ex);
 		}
 	}
 
