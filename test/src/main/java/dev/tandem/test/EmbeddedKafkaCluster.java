@@ -12,9 +12,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
@@ -646,23 +643,7 @@ public final class EmbeddedKafkaCluster {
 	}
 
 	private <T> T get(KafkaFuture<T> future, Supplier<String> action) {
-		try {
-			return future.get(this.operationTimeout.toMillis(), TimeUnit.MILLISECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new EmbeddedKafkaClusterException(
-					"Interrupted while trying to " + action.get() + " on cluster '" + this.name + "'", ex);
-		}
-		catch (ExecutionException ex) {
-			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
-			throw new EmbeddedKafkaClusterException(
-					"Failed to " + action.get() + " on cluster '" + this.name + "': " + cause.getMessage(), cause);
-		}
-		catch (TimeoutException ex) {
-			throw new EmbeddedKafkaClusterException("Timed out after " + this.operationTimeout.toMillis()
-					+ " ms trying to " + action.get() + " on cluster '" + this.name + "'", ex);
-		}
+		return KafkaFutures.get(future, this.operationTimeout, this.name, action);
 	}
 
 	@Override
