@@ -17,13 +17,15 @@ import org.jspecify.annotations.Nullable;
  * {@link BrokerReachability})
  * @param lastMetadataUpdate when a broker last answered the client's metadata request, or
  * {@code null} if never or unknown
+ * @param unreachableSince when the cache found the brokers {@link BrokerReachability#UNREACHABLE
+ * unreachable} (and logged it), if they are; {@code null} otherwise
  * @param partitions the partitions the client has used, ordered by topic and partition
  * @author Tandem
  * @since 0.1.0
  */
 public record ClientLeadersDescriptor(String cluster, String clientId, ClientType clientType,
 		boolean leaderEpochsKnown, BrokerReachability brokers, @Nullable Instant lastMetadataUpdate,
-		List<PartitionLeaderDescriptor> partitions) {
+		@Nullable Instant unreachableSince, List<PartitionLeaderDescriptor> partitions) {
 
 	/**
 	 * Create a descriptor.
@@ -33,6 +35,7 @@ public record ClientLeadersDescriptor(String cluster, String clientId, ClientTyp
 	 * @param leaderEpochsKnown whether epochs are read from client metadata
 	 * @param brokers whether the client's brokers answer
 	 * @param lastMetadataUpdate the last answered metadata request, or {@code null}
+	 * @param unreachableSince when the brokers were found unreachable, or {@code null}
 	 * @param partitions the partitions, copied
 	 */
 	public ClientLeadersDescriptor {

@@ -277,9 +277,14 @@ public final class LeaderCache {
 		BrokerReachability brokers = reachability();
 		long lastUpdate = (source != null && source.metadataTimesKnown()) ? source.lastMetadataUpdateMs()
 				: LeaderTerm.UNKNOWN;
+		long unreachableSince;
+		synchronized (this.reachability) {
+			unreachableSince = (brokers == BrokerReachability.UNREACHABLE) ? this.unreachableSinceMs : -1;
+		}
 		return new ClientLeadersDescriptor(this.cluster, this.clientId, this.clientType,
 				source != null && source.epochs(), brokers,
-				(lastUpdate != LeaderTerm.UNKNOWN) ? Instant.ofEpochMilli(lastUpdate) : null, descriptors);
+				(lastUpdate != LeaderTerm.UNKNOWN) ? Instant.ofEpochMilli(lastUpdate) : null,
+				(unreachableSince >= 0) ? Instant.ofEpochMilli(unreachableSince) : null, descriptors);
 	}
 
 	/**

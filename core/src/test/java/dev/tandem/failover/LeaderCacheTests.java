@@ -242,12 +242,14 @@ class LeaderCacheTests {
 		ClientLeadersDescriptor described = this.cache.describe();
 		assertThat(described.brokers()).isEqualTo(BrokerReachability.UNREACHABLE);
 		assertThat(described.lastMetadataUpdate()).isNotNull();
+		assertThat(described.unreachableSince()).isNotNull();
 		// answered, then asked again: a new wait starts
 		this.source.metadataAnswered(this.clock.get());
 		this.source.metadataRequested();
 		assertThat(this.cache.reachability()).isEqualTo(BrokerReachability.REACHABLE);
 		this.clock.addAndGet(5_000);
 		assertThat(this.cache.reachability()).isEqualTo(BrokerReachability.REACHABLE);
+		assertThat(this.cache.describe().unreachableSince()).isNull();
 	}
 
 	@Test
