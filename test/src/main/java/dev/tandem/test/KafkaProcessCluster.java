@@ -32,6 +32,7 @@ import java.util.stream.Collectors;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -510,6 +511,98 @@ public final class KafkaProcessCluster implements AutoCloseable {
 	}
 
 	/**
+	 * Make the given broker the leader of a partition, the way an operator would: reorder
+	 * the partition's replicas with {@code Admin.alterPartitionReassignments} so that broker
+	 * is first (the same replica set, so no data moves), then run a preferred leader
+	 * election. Returns when the cluster reports the new leader. Does nothing if the broker
+	 * already leads the partition.
+	 * @param partition the partition
+	 * @param newLeaderBrokerId the broker to lead it; one of its in-sync replicas
+	 * @throws IllegalArgumentException if the topic has no such partition or the broker is
+	 * not a replica of it
+	 * @throws EmbeddedKafkaClusterException if the leadership does not move within the
+	 * operation timeout
+	 * @since 0.1.0
+	 */
+	public void moveLeadership(TopicPartition partition, int newLeaderBrokerId) {
+		leadershipMoves().move(Map.of(partition, newLeaderBrokerId));
+	}
+
+	/**
+	 * Move the leadership of every partition of a topic to another in-sync replica (the next
+	 * one after the current leader in replica order), all partitions together with one
+	 * reassignment and one preferred leader election: the leadership move of KIP-951's
+	 * benchmark.
+	 * @param topic the topic, with a replication factor of 2 or more
+	 * @return the new leader of each partition
+	 * @throws IllegalArgumentException if a partition of the topic has a single replica
+	 * @throws EmbeddedKafkaClusterException if a partition has no other in-sync replica or the
+	 * leaderships do not move within the operation timeout
+	 * @since 0.1.0
+	 */
+	public Map<TopicPartition, Integer> moveLeadership(String topic) {
+		return leadershipMoves().moveTopic(topic);
+	}
+
+	private LeadershipMoves leadershipMoves() {
+		return new LeadershipMoves(this.name, this.operationTimeout, this::admin, (partition, leader) -> true);
+	}
+
+	/**
+	 * Restart every node, one after another, optionally with changed server properties: the
+	 * controllers first, then each broker, waiting after each broker until it is back and
+	 * every partition of the cluster has a full ISR again (an operator's rolling restart, or
+	 * a rolling reconfiguration such as stock versus tuned {@code replica.fetch.backoff.ms}).
+	 * Each node is stopped gracefully and keeps its port and log directory.
+	 * @param propertyChanges server properties to set on every node from now on (as
+	 * {@link Builder#brokerProperty(String, Object)}); empty for a plain rolling restart
+	 * @throws IllegalStateException if the cluster is not running
+	 * @throws EmbeddedKafkaClusterException if a node does not come back or the ISRs do not
+	 * fill within the operation timeout
+	 * @since 0.1.0
+	 */
+	public void rollingRestart(Map<String, ?> propertyChanges) {
+		synchronized (this.lifecycleMonitor) {
+			assertRunning();
+			long started = System.nanoTime();
+			propertyChanges.forEach((key, value) -> this.properties.put(key, String.valueOf(value)));
+			Path directory = Objects.requireNonNull(this.directory);
+			for (KafkaNode controller : this.controllers) {
+				controller.stop(this.operationTimeout);
+				controller.launch(directory);
+				awaitUntil(() -> controller.label() + " of cluster '" + this.name + "' accepts connections", () -> {
+					controller.assertAlive(this.name);
+					return controller.acceptsConnections();
+				});
+			}
+			for (KafkaNode broker : this.brokers.values()) {
+				if (broker.isAlive()) {
+					broker.stop(this.operationTimeout);
+				}
+				broker.launch(directory);
+				awaitBrokers("broker " + broker.id + " of cluster '" + this.name + "' is back after a rolling restart");
+				awaitFullIsr();
+			}
+			logger.info("Rolling restart of Kafka cluster '{}' {} in {} ms", this.name,
+					propertyChanges.isEmpty() ? "" : "with " + propertyChanges,
+					Duration.ofNanos(System.nanoTime() - started).toMillis());
+		}
+	}
+
+	private void awaitFullIsr() {
+		awaitUntil(() -> "every partition of cluster '" + this.name + "' has a full ISR", () -> {
+			Set<String> topics = get(admin().listTopics(new ListTopicsOptions().listInternal(true)).names(),
+					() -> "list topics");
+			Map<String, TopicDescription> descriptions = get(admin().describeTopics(topics).allTopicNames(),
+					() -> "describe topics");
+			return descriptions.values()
+				.stream()
+				.flatMap((description) -> description.partitions().stream())
+				.allMatch((info) -> info.isr().size() == info.replicas().size());
+		});
+	}
+
+	/**
 	 * Replace every broker by a new process on a new port chosen here; see
 	 * {@link #replaceAllBrokers(List)}.
 	 * @return the new {@link #bootstrapServers()}
@@ -746,8 +839,7 @@ public final class KafkaProcessCluster implements AutoCloseable {
 	}
 
 	private static int leaderId(TopicPartitionInfo info) {
-		Node leader = info.leader();
-		return (leader == null || leader.isEmpty()) ? NO_LEADER : leader.id();
+		return LeadershipMoves.leaderId(info);
 	}
 
 	private <T> T get(KafkaFuture<T> future, Supplier<String> action) {

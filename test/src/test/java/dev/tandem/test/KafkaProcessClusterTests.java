@@ -18,6 +18,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -121,6 +122,33 @@ class KafkaProcessClusterTests {
 		assertThat(oldPorts).noneMatch(KafkaProcessClusterTests::accepts);
 		assertThat(ReadCommitted.values(newBootstrap, "replaced")).hasSize(30)
 			.containsExactlyInAnyOrderElementsOf(IntStream.range(0, 30).mapToObj(Integer::toString).toList());
+	}
+
+	@Test
+	void moveLeadershipOfATopicGivesEveryPartitionAnotherInSyncLeader() {
+		cluster.createTopic("moved", 6, (short) 3);
+		Map<TopicPartition, Integer> before = new HashMap<>();
+		for (int i = 0; i < 6; i++) {
+			before.put(new TopicPartition("moved", i), cluster.leader(new TopicPartition("moved", i)));
+		}
+		Map<TopicPartition, Integer> moved = cluster.moveLeadership("moved");
+		assertThat(moved).hasSize(6);
+		moved.forEach((partition, leader) -> {
+			assertThat(leader).isNotEqualTo(before.get(partition));
+			assertThat(cluster.leader(partition)).isEqualTo(leader);
+			assertThat(cluster.replicas(partition).get(0)).isEqualTo(leader);
+		});
+	}
+
+	@Test
+	void rollingRestartAppliesChangedPropertiesToEveryBroker() throws Exception {
+		cluster.rollingRestart(Map.of("replica.fetch.backoff.ms", 1000));
+		assertThat(cluster.runningBrokerIds()).containsExactly(0, 1, 2);
+		for (int brokerId : cluster.brokerIds()) {
+			ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, Integer.toString(brokerId));
+			assertThat(cluster.admin().describeConfigs(List.of(broker)).all().get().get(broker)
+				.get("replica.fetch.backoff.ms").value()).isEqualTo("1000");
+		}
 	}
 
 	@Test
