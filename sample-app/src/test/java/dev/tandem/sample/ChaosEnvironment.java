@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarEntry;
@@ -26,16 +27,21 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
 
+import dev.tandem.test.KafkaProcessCluster;
+
 import static org.awaitility.Awaitility.await;
 
 /**
- * The processes of the chaos suite: two Kafka clusters ({@link ClusterHost}, one JVM each), a
- * 3-peer coordinator ({@link CoordinatorHost}, one JVM per peer) and the flight router's
- * launcher. Everything lives under {@code target/chaos}.
+ * The processes of the chaos suite: Kafka cluster east (the KRaft test kit in one
+ * {@link ClusterHost} JVM), Kafka cluster west (a {@link KafkaProcessCluster}: its controller
+ * and each of its three brokers in a JVM of its own, so a broker can be killed with
+ * {@code SIGKILL}), a 3-peer coordinator ({@link CoordinatorHost}, one JVM per peer) and the
+ * flight router's launcher. Everything lives under {@code target/chaos}.
  * <p>
  * The router starts fast thanks to a JDK dynamic CDS archive ({@code -XX:ArchiveClassesAtExit}
  * once, {@code -XX:SharedArchiveFile} after): the suite's warm-up run records it, and it is kept
@@ -48,7 +54,7 @@ final class ChaosEnvironment implements AutoCloseable {
 
 	final ClusterProcess east;
 
-	final ClusterProcess west;
+	final KafkaProcessCluster west;
 
 	final List<CoordinatorPeer> peers;
 
@@ -58,14 +64,14 @@ final class ChaosEnvironment implements AutoCloseable {
 
 	final RouterLauncher routers;
 
-	private ChaosEnvironment(ClusterProcess east, ClusterProcess west, List<CoordinatorPeer> peers,
+	private ChaosEnvironment(ClusterProcess east, KafkaProcessCluster west, List<CoordinatorPeer> peers,
 			RouterLauncher routers) {
 		this.east = east;
 		this.west = west;
 		this.peers = peers;
 		this.routers = routers;
 		this.eastAdmin = Admin.create(Map.of("bootstrap.servers", east.bootstrap));
-		this.westAdmin = Admin.create(Map.of("bootstrap.servers", west.bootstrap));
+		this.westAdmin = Admin.create(Map.of("bootstrap.servers", west.bootstrapServers()));
 	}
 
 	Admin admin(String cluster) {
@@ -81,7 +87,13 @@ final class ChaosEnvironment implements AutoCloseable {
 		String peerList = java.util.stream.IntStream.range(0, 3).mapToObj((i) -> "c" + i + "=127.0.0.1:" + ports[i])
 			.collect(Collectors.joining(","));
 		CompletableFuture<ClusterProcess> east = CompletableFuture.supplyAsync(() -> ClusterProcess.start("east"));
-		CompletableFuture<ClusterProcess> west = CompletableFuture.supplyAsync(() -> ClusterProcess.start("west"));
+		CompletableFuture<KafkaProcessCluster> west = CompletableFuture.supplyAsync(() -> KafkaProcessCluster.builder()
+			.name("west")
+			.brokers(3)
+			// the heuristic-outcome fault waits for brokers to abort timed-out transactions (default: every 10 s)
+			.brokerProperty("transaction.abort.timed.out.transaction.cleanup.interval.ms", 1000)
+			.build()
+			.start());
 		List<CoordinatorPeer> peers = new ArrayList<>();
 		for (int i = 0; i < 3; i++) {
 			peers.add(new CoordinatorPeer("c" + i, peerList, WORK.resolve("coordinator/c" + i)));
@@ -94,7 +106,32 @@ final class ChaosEnvironment implements AutoCloseable {
 	}
 
 	Map<String, String> bootstrapServers() {
-		return Map.of(Regions.EAST, this.east.bootstrap, Regions.WEST, this.west.bootstrap);
+		return Map.of(Regions.EAST, this.east.bootstrap, Regions.WEST, this.west.bootstrapServers());
+	}
+
+	/**
+	 * Creates a topic of 3 partitions, replication factor 3, {@code min.insync.replicas} 2.
+	 */
+	void createTopic(String cluster, String topic, int partitions) {
+		if (Regions.EAST.equals(cluster)) {
+			this.east.command("create " + topic + " " + partitions);
+		}
+		else {
+			this.west.createTopic(topic, partitions, (short) 3, Map.of("min.insync.replicas", "2"));
+		}
+	}
+
+	/**
+	 * Returns how many partitions of west (internal topics included) have an ISR smaller than
+	 * their replica set.
+	 */
+	long westUnderReplicated() throws Exception {
+		Admin admin = this.westAdmin;
+		Set<String> topics = admin.listTopics(new ListTopicsOptions().listInternal(true)).names().get(30, TimeUnit.SECONDS);
+		return admin.describeTopics(topics).allTopicNames().get(30, TimeUnit.SECONDS).values().stream()
+			.flatMap((topic) -> topic.partitions().stream())
+			.filter((partition) -> partition.isr().size() < partition.replicas().size())
+			.count();
 	}
 
 	String peerList() {

@@ -37,8 +37,10 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The chaos suite (profile {@code chaos}, not in the default build): real processes, one fault
- * per run, an independent check after every run. Two Kafka clusters run in their own JVMs
- * ({@link ClusterHost}), a 3-peer coordinator runs as three JVMs ({@link CoordinatorHost}), and
+ * per run, an independent check after every run. Kafka cluster east runs in a JVM of its own
+ * ({@link ClusterHost}), cluster west as a controller and three brokers in JVMs of their own
+ * (tandem-test's {@code KafkaProcessCluster}, so a broker can be killed with {@code SIGKILL}), a
+ * 3-peer coordinator runs as three JVMs ({@link CoordinatorHost}), and
  * the flight router ({@link FlightRouterApplication}, the starter app) runs as a separate JVM
  * between them. Each run creates its own topics, writes its input in source transactions of
  * which some abort ({@link InputLoader}), starts the router, injects one {@link Fault}, lets a
@@ -110,7 +112,9 @@ class ChaosTests {
 
 		LEADER_BROKER_RESTART(Kind.INFRA, null, "leader broker of an output partition stopped and restarted"),
 
-		ROLLING_RESTART_WEST(Kind.INFRA, null, "every broker of west restarted in turn"),
+		LEADER_BROKER_KILL(Kind.INFRA, null, "leader broker of an output partition kill -9, restarted later"),
+
+		ROLLING_RESTART_WEST(Kind.INFRA, null, "controller and every broker of west restarted in turn"),
 
 		COORDINATOR_LEADER_KILL(Kind.INFRA, null, "coordinator leader peer kill -9, restarted later");
 
@@ -172,7 +176,7 @@ class ChaosTests {
 		}
 		List<String> cli = new ArrayList<>(List.of(ChaosEnvironment.javaBin(), "-cp", System.getProperty("java.class.path"),
 				Verification.class.getName(), "--cluster", "east=" + env.east.bootstrap, "--cluster",
-				"west=" + env.west.bootstrap, "--run-id", run.runId, "--input", run.input, "--output", run.output,
+				"west=" + env.west.bootstrapServers(), "--run-id", run.runId, "--input", run.input, "--output", run.output,
 				"--records", String.valueOf(run.loaded.committed), "--router-log", run.log("a").toString()));
 		List<String> wrongGroup = new ArrayList<>(cli);
 		cli.addAll(List.of("--group", run.group));
@@ -481,10 +485,10 @@ class ChaosTests {
 
 		void createTopics() {
 			CompletableFuture<Void> east = CompletableFuture.runAsync(() -> {
-				env.east.command("create " + this.input + " " + PARTITIONS);
-				env.east.command("create " + this.output + " " + PARTITIONS);
+				env.createTopic(Regions.EAST, this.input, PARTITIONS);
+				env.createTopic(Regions.EAST, this.output, PARTITIONS);
 			});
-			env.west.command("create " + this.output + " " + PARTITIONS);
+			env.createTopic(Regions.WEST, this.output, PARTITIONS);
 			east.join();
 			mark("topics");
 		}
@@ -549,21 +553,22 @@ class ChaosTests {
 				await().atMost(TIMEOUT).pollInterval(POLL).until(() -> progress(router) > 0);
 				mark("router a: start to first commit");
 				switch (this.fault) {
-					case LEADER_BROKER_RESTART -> {
-						String leader = env.west.command("leader " + this.output + " " + random.nextInt(PARTITIONS));
-						env.west.command("stop " + leader);
-						awaitMoreProgress(router);
-						env.west.command("restart " + leader);
-						awaitFullIsr();
-						this.notes.add("west broker " + leader + " restarted");
-					}
-					case ROLLING_RESTART_WEST -> {
-						for (String broker : List.of("0", "1", "2")) {
-							env.west.command("stop " + broker);
-							env.west.command("restart " + broker);
-							awaitFullIsr();
+					case LEADER_BROKER_RESTART, LEADER_BROKER_KILL -> {
+						TopicPartition partition = new TopicPartition(this.output, random.nextInt(PARTITIONS));
+						int leader = env.west.leader(partition);
+						if (this.fault == Fault.LEADER_BROKER_KILL) {
+							env.west.kill(leader);
 						}
+						else {
+							env.west.stop(leader);
+						}
+						awaitMoreProgress(router);
+						env.west.restart(leader);
+						awaitFullIsr();
+						this.notes.add("west broker " + leader + " (leader of " + partition + ") "
+								+ ((this.fault == Fault.LEADER_BROKER_KILL) ? "killed" : "stopped") + " and restarted");
 					}
+					case ROLLING_RESTART_WEST -> env.west.rollingRestart(Map.of());
 					case COORDINATOR_LEADER_KILL -> {
 						CoordinatorPeer leader = env.coordinatorLeader();
 						leader.kill();
@@ -604,7 +609,7 @@ class ChaosTests {
 
 		Process startRouter(ChaosEnvironment.Standby standby, String incarnation, List<String> extra) throws IOException {
 			List<String> args = new ArrayList<>(List.of("--tandem.clusters.east.bootstrap-servers=" + env.east.bootstrap,
-					"--tandem.clusters.west.bootstrap-servers=" + env.west.bootstrap,
+					"--tandem.clusters.west.bootstrap-servers=" + env.west.bootstrapServers(),
 					"--tandem.clusters.east.consumer.max.poll.records=" + MAX_POLL,
 					// Static membership (KIP-345): a restarted router takes its partitions back at once
 					"--tandem.clusters.east.consumer.group.instance.id=" + this.instanceId,
@@ -660,7 +665,7 @@ class ChaosTests {
 		}
 
 		private void awaitFullIsr() {
-			await().atMost(TIMEOUT).pollInterval(POLL).until(() -> "0".equals(env.west.command("underreplicated")));
+			await().atMost(TIMEOUT).pollInterval(POLL).until(() -> env.westUnderReplicated() == 0);
 		}
 
 		/**

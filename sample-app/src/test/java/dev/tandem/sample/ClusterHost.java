@@ -7,11 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.TimeUnit;
-
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ListTopicsOptions;
 
 import dev.tandem.test.EmbeddedKafkaCluster;
 import dev.tandem.test.EmbeddedKafkaClusters;
@@ -21,8 +16,7 @@ import dev.tandem.test.EmbeddedKafkaClusters;
  * servers to a file, then obeys commands on standard input, one a line, answering {@code ok} or
  * {@code error <message>}: {@code create <topic> <partitions>}, {@code stop <broker>},
  * {@code restart <broker>}, {@code leader <topic> <partition>}, {@code brokers},
- * {@code move <topic>}, {@code underreplicated} (partitions whose ISR is smaller than their
- * replica set), {@code quit}.
+ * {@code move <topic>}, {@code quit}.
  * <p>
  * Brokers look for transactions past their {@code transaction.timeout.ms} every second (Kafka's
  * default is every 10 s), so the suite's heuristic-outcome fault does not wait long.
@@ -59,10 +53,6 @@ public final class ClusterHost {
 									Integer.parseInt(words[2]))));
 							continue;
 						}
-						case "underreplicated" -> {
-							out.println("ok " + underReplicated(cluster));
-							continue;
-						}
 						case "brokers" -> {
 							out.println("ok " + cluster.brokerIds());
 							continue;
@@ -79,20 +69,6 @@ public final class ClusterHost {
 					out.println("error " + String.valueOf(ex.getMessage()).replace('\n', ' '));
 				}
 			}
-		}
-	}
-
-	private static long underReplicated(EmbeddedKafkaCluster cluster) {
-		try {
-			Admin admin = cluster.admin();
-			Set<String> topics = admin.listTopics(new ListTopicsOptions().listInternal(true)).names().get(30, TimeUnit.SECONDS);
-			return admin.describeTopics(topics).allTopicNames().get(30, TimeUnit.SECONDS).values().stream()
-				.flatMap((topic) -> topic.partitions().stream())
-				.filter((partition) -> partition.isr().size() < partition.replicas().size())
-				.count();
-		}
-		catch (Exception ex) {
-			throw new IllegalStateException("Cannot describe the topics of " + cluster.name() + ": " + ex, ex);
 		}
 	}
 
