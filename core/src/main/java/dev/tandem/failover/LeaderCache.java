@@ -5,11 +5,13 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -21,7 +23,8 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.tandem.failover.LeaderSource.LeaderTerm;
+import dev.tandem.transaction.internals.LeaderSource;
+import dev.tandem.transaction.internals.LeaderSource.LeaderTerm;
 
 /**
  * The partition leaders one Kafka client knows, with how often and how fast they changed:
@@ -33,7 +36,7 @@ import dev.tandem.failover.LeaderSource.LeaderTerm;
  * {@link LeaderTrackingConsumerInterceptor}; see
  * {@link LeaderCacheRegistry#instrument}) and attached to the client's metadata by
  * {@link LeaderCacheRegistry#bind}. Leaders and epochs are read from the client's cached
- * metadata (see {@code LeaderSource} for why and how), which kafka-clients updates from
+ * metadata (see {@link LeaderSource} for why and how), which kafka-clients updates from
  * metadata responses and from the leader hints in {@code NOT_LEADER_OR_FOLLOWER} responses.
  * Producers feed it on every acknowledgement (on the producer's I/O thread: a volatile read
  * and an identity comparison unless the metadata changed, plus one uncontended lock per
@@ -51,6 +54,14 @@ import dev.tandem.failover.LeaderSource.LeaderTerm;
  * non-empty fetch from the old leader: the time to resume fetching, exact under steady
  * traffic, an upper bound otherwise. A partition that moved while idle reports the latency
  * of its first record on the new leader.
+ * <p>
+ * <b>Brokers gone.</b> {@link #reachability()} tells from the same metadata whether any
+ * broker still answers the client: {@link BrokerReachability#UNREACHABLE} once a metadata
+ * request has waited longer than the client's {@code request.timeout.ms} (every known broker
+ * and, with KIP-899 rebootstrap, every bootstrap address silent), long before queued records
+ * expire after {@code delivery.timeout.ms}. Entering and leaving that state is logged (WARN,
+ * INFO) with the cluster, client id and {@code bootstrap.servers}; producers check it at most
+ * once a second as they send, and every {@code describe} method checks it.
  * <p>
  * Instances are thread-safe; descriptors are immutable snapshots.
  *
@@ -74,6 +85,24 @@ public final class LeaderCache {
 
 	private final long deliveryTimeoutMs;
 
+	private final long requestTimeoutMs;
+
+	private final String bootstrapServers;
+
+	private final long createdMs;
+
+	private final AtomicReference<BrokerReachability> reachability = new AtomicReference<>(BrokerReachability.UNKNOWN);
+
+	private long unreachableSinceMs = -1;
+
+	/** When a check first saw the pending metadata request, or -1; guarded by reachability. */
+	private long pendingSinceMs = -1;
+
+	/** The last update time when {@link #pendingSinceMs} was set. */
+	private long pendingLastUpdateMs = LeaderTerm.UNKNOWN;
+
+	private volatile long nextReachabilityCheckMs;
+
 	private final LeaderCacheListener listener;
 
 	private final LongSupplier clock;
@@ -87,13 +116,16 @@ public final class LeaderCache {
 	private volatile boolean closed;
 
 	LeaderCache(String cluster, String clientId, ClientType clientType, long deliveryTimeoutMs,
-			LeaderCacheListener listener, LongSupplier clock) {
+			long requestTimeoutMs, String bootstrapServers, LeaderCacheListener listener, LongSupplier clock) {
 		this.cluster = Objects.requireNonNull(cluster, "cluster must not be null");
 		this.clientId = Objects.requireNonNull(clientId, "clientId must not be null");
 		this.clientType = Objects.requireNonNull(clientType, "clientType must not be null");
 		this.deliveryTimeoutMs = deliveryTimeoutMs;
+		this.requestTimeoutMs = requestTimeoutMs;
+		this.bootstrapServers = Objects.requireNonNull(bootstrapServers, "bootstrapServers must not be null");
 		this.listener = Objects.requireNonNull(listener, "listener must not be null");
 		this.clock = Objects.requireNonNull(clock, "clock must not be null");
+		this.createdMs = clock.getAsLong();
 	}
 
 	/**
@@ -242,8 +274,91 @@ public final class LeaderCache {
 
 	private ClientLeadersDescriptor describe(List<PartitionLeaderDescriptor> descriptors) {
 		LeaderSource source = this.source;
+		BrokerReachability brokers = reachability();
+		long lastUpdate = (source != null && source.metadataTimesKnown()) ? source.lastMetadataUpdateMs()
+				: LeaderTerm.UNKNOWN;
+		long unreachableSince;
+		synchronized (this.reachability) {
+			unreachableSince = (brokers == BrokerReachability.UNREACHABLE) ? this.unreachableSinceMs : -1;
+		}
 		return new ClientLeadersDescriptor(this.cluster, this.clientId, this.clientType,
-				source != null && source.epochs(), descriptors);
+				source != null && source.epochs(), brokers,
+				(lastUpdate != LeaderTerm.UNKNOWN) ? Instant.ofEpochMilli(lastUpdate) : null,
+				(unreachableSince >= 0) ? Instant.ofEpochMilli(unreachableSince) : null, descriptors);
+	}
+
+	/**
+	 * Return whether the client's brokers answer it, judged from its own metadata: no request
+	 * to any broker. Logs a WARN when the client becomes {@link BrokerReachability#UNREACHABLE}
+	 * and an INFO when it reaches a broker again.
+	 * @return the current state; {@link BrokerReachability#UNKNOWN} if the cache is not bound
+	 * or cannot read the client's metadata
+	 * @since 0.1.0
+	 */
+	public BrokerReachability reachability() {
+		synchronized (this.reachability) {
+			return checkReachability(this.clock.getAsLong());
+		}
+	}
+
+	private BrokerReachability checkReachability(long nowMs) {
+		LeaderSource source = this.source;
+		BrokerReachability current = BrokerReachability.UNKNOWN;
+		long lastUpdate = LeaderTerm.UNKNOWN;
+		if (source != null && source.metadataTimesKnown()) {
+			try {
+				lastUpdate = source.lastMetadataUpdateMs();
+				current = (lastUpdate != LeaderTerm.UNKNOWN) ? BrokerReachability.REACHABLE : BrokerReachability.UNKNOWN;
+				if (!source.metadataUpdatePending()) {
+					this.pendingSinceMs = -1;
+				}
+				else {
+					// The client does not say when it asked; the first check that sees the request
+					// pending (with no answer since) stands in for it.
+					if (this.pendingSinceMs < 0 || this.pendingLastUpdateMs != lastUpdate) {
+						this.pendingSinceMs = (lastUpdate != LeaderTerm.UNKNOWN) ? nowMs : this.createdMs;
+						this.pendingLastUpdateMs = lastUpdate;
+					}
+					if (nowMs - this.pendingSinceMs > this.requestTimeoutMs) {
+						current = BrokerReachability.UNREACHABLE;
+					}
+				}
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Cannot read the metadata of client '{}' on cluster '{}'", this.clientId, this.cluster, ex);
+			}
+		}
+		BrokerReachability previous = this.reachability.getAndSet(current);
+		if (current == BrokerReachability.UNREACHABLE && previous != BrokerReachability.UNREACHABLE) {
+			this.unreachableSinceMs = nowMs;
+			logger.warn("No broker of cluster '{}' has answered {} '{}' for at least {} ms (more than its "
+					+ "request.timeout.ms, {} ms; last metadata {}): every broker it knew is down or gone, and its bootstrap.servers [{}] "
+					+ "lead to none. Records wait and fail after delivery.timeout.ms; make bootstrap.servers reach "
+					+ "the cluster's current brokers", this.cluster, this.clientType.name().toLowerCase(Locale.ROOT),
+					this.clientId, nowMs - this.pendingSinceMs,
+					this.requestTimeoutMs,
+					(lastUpdate != LeaderTerm.UNKNOWN) ? Instant.ofEpochMilli(lastUpdate) : "never",
+					this.bootstrapServers);
+		}
+		else if (previous == BrokerReachability.UNREACHABLE && current == BrokerReachability.REACHABLE) {
+			logger.info("{} '{}' reaches the brokers of cluster '{}' again, {} ms after it was found unreachable",
+					this.clientType.name().charAt(0) + this.clientType.name().substring(1).toLowerCase(Locale.ROOT),
+					this.clientId, this.cluster, nowMs - this.unreachableSinceMs);
+		}
+		return current;
+	}
+
+	/**
+	 * Check {@link #reachability()} at most once a second; called by the producer interceptor
+	 * for every record sent, so that a producer whose brokers are gone is reported even if
+	 * nobody reads the cache.
+	 */
+	void onSend() {
+		long nowMs = this.clock.getAsLong();
+		if (nowMs >= this.nextReachabilityCheckMs) {
+			this.nextReachabilityCheckMs = nowMs + 1000;
+			reachability();
+		}
 	}
 
 	void bind(LeaderSource source) {

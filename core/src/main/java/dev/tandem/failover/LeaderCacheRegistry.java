@@ -19,6 +19,8 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.tandem.transaction.internals.LeaderSource;
+
 /**
  * The {@link LeaderCache leader caches} of all Kafka clients of an application, across
  * clusters: where clients are instrumented and bound, where the snapshot for
@@ -61,6 +63,9 @@ public final class LeaderCacheRegistry {
 	private static final Logger logger = LoggerFactory.getLogger(LeaderCacheRegistry.class);
 
 	private static final long DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;
+
+	/** kafka-clients' default for producers and consumers. */
+	private static final long DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 	private final List<LeaderCache> caches = new CopyOnWriteArrayList<>();
 
@@ -288,18 +293,15 @@ public final class LeaderCacheRegistry {
 	 * interceptors.
 	 */
 	LeaderCache register(String cluster, String clientId, ClientType clientType, Map<String, ?> configs) {
-		long deliveryTimeoutMs = DEFAULT_DELIVERY_TIMEOUT_MS;
-		Object configured = configs.get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG);
-		if (configured != null) {
-			try {
-				deliveryTimeoutMs = Long.parseLong(configured.toString().trim());
-			}
-			catch (NumberFormatException ex) {
-				// kafka-clients rejects it; keep the default
-			}
-		}
-		LeaderCache cache = new LeaderCache(cluster, clientId, clientType, deliveryTimeoutMs, this.dispatcher,
-				this.clock);
+		long deliveryTimeoutMs = longConfig(configs, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+				DEFAULT_DELIVERY_TIMEOUT_MS);
+		long requestTimeoutMs = longConfig(configs, CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG,
+				DEFAULT_REQUEST_TIMEOUT_MS);
+		Object bootstrapServers = configs.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
+		String bootstrap = (bootstrapServers instanceof Collection<?> addresses)
+				? String.join(",", addresses.stream().map(String::valueOf).toList()) : String.valueOf(bootstrapServers);
+		LeaderCache cache = new LeaderCache(cluster, clientId, clientType, deliveryTimeoutMs, requestTimeoutMs,
+				bootstrap, this.dispatcher, this.clock);
 		this.caches.add(cache);
 		return cache;
 	}
@@ -307,6 +309,19 @@ public final class LeaderCacheRegistry {
 	/**
 	 * Drop the cache of a closed client; called by the interceptors.
 	 */
+	private static long longConfig(Map<String, ?> configs, String name, long defaultValue) {
+		Object configured = configs.get(name);
+		if (configured != null) {
+			try {
+				return Long.parseLong(configured.toString().trim());
+			}
+			catch (NumberFormatException ex) {
+				// kafka-clients rejects it; keep the default
+			}
+		}
+		return defaultValue;
+	}
+
 	void remove(LeaderCache cache) {
 		cache.close();
 		this.caches.remove(cache);

@@ -19,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * them. Records pass through unchanged.
  * <p>
  * kafka-clients creates one instance per producer and calls
- * {@link #onAcknowledgement(RecordMetadata, Exception)} on the producer's I/O thread.
+ * {@link #onAcknowledgement(RecordMetadata, Exception)} on the producer's I/O thread;
+ * {@link #onSend(ProducerRecord)} checks at most once a second, on the sending thread,
+ * whether any broker still answers (see {@link LeaderCache#reachability()}).
  *
  * @param <K> the key type
  * @param <V> the value type
@@ -53,6 +55,10 @@ public class LeaderTrackingProducerInterceptor<K, V> implements ProducerIntercep
 
 	@Override
 	public ProducerRecord<K, V> onSend(ProducerRecord<K, V> record) {
+		LeaderCache cache = this.cache;
+		if (cache != null) {
+			cache.onSend();
+		}
 		return record;
 	}
 

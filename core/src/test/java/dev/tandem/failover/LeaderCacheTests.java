@@ -18,7 +18,8 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import dev.tandem.failover.LeaderSource.LeaderTerm;
+import dev.tandem.transaction.internals.LeaderSource;
+import dev.tandem.transaction.internals.LeaderSource.LeaderTerm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -57,7 +58,8 @@ class LeaderCacheTests {
 			}
 
 		});
-		this.cache = this.registry.register("east", "producer-1", ClientType.PRODUCER, Map.of());
+		this.cache = this.registry.register("east", "producer-1", ClientType.PRODUCER,
+				Map.of("request.timeout.ms", "10000", "bootstrap.servers", "east-1:9092"));
 		this.source.lead(PARTITION, 1, 5);
 		this.cache.bind(this.source);
 	}
@@ -221,6 +223,52 @@ class LeaderCacheTests {
 		assertThat(this.cache.isClosed()).isTrue();
 	}
 
+	@Test
+	void brokersAreUnreachableOnlyWhenAMetadataRequestWaitedLongerThanTheRequestTimeout() {
+		// bound before any broker answered: still bootstrapping
+		assertThat(this.cache.reachability()).isEqualTo(BrokerReachability.UNKNOWN);
+		this.source.metadataAnswered(this.clock.get());
+		assertThat(this.cache.reachability()).isEqualTo(BrokerReachability.REACHABLE);
+		// answered long ago and nothing pending: an idle, healthy client
+		this.clock.addAndGet(60_000);
+		assertThat(this.cache.reachability()).isEqualTo(BrokerReachability.REACHABLE);
+		// a request is pending: counted from the first check that sees it, not from the old answer
+		this.source.metadataRequested();
+		assertThat(this.cache.reachability()).isEqualTo(BrokerReachability.REACHABLE);
+		this.clock.addAndGet(10_000);
+		assertThat(this.cache.reachability()).isEqualTo(BrokerReachability.REACHABLE);
+		this.clock.addAndGet(1);
+		assertThat(this.cache.reachability()).isEqualTo(BrokerReachability.UNREACHABLE);
+		ClientLeadersDescriptor described = this.cache.describe();
+		assertThat(described.brokers()).isEqualTo(BrokerReachability.UNREACHABLE);
+		assertThat(described.lastMetadataUpdate()).isNotNull();
+		assertThat(described.unreachableSince()).isNotNull();
+		// answered, then asked again: a new wait starts
+		this.source.metadataAnswered(this.clock.get());
+		this.source.metadataRequested();
+		assertThat(this.cache.reachability()).isEqualTo(BrokerReachability.REACHABLE);
+		this.clock.addAndGet(5_000);
+		assertThat(this.cache.reachability()).isEqualTo(BrokerReachability.REACHABLE);
+		assertThat(this.cache.describe().unreachableSince()).isNull();
+	}
+
+	@Test
+	void aClientThatNeverReachedABrokerIsUnreachableAfterTheRequestTimeout() {
+		this.clock.addAndGet(10_000);
+		assertThat(this.cache.reachability()).isEqualTo(BrokerReachability.UNKNOWN);
+		this.clock.addAndGet(1);
+		assertThat(this.cache.reachability()).isEqualTo(BrokerReachability.UNREACHABLE);
+		assertThat(this.cache.describe().lastMetadataUpdate()).isNull();
+	}
+
+	@Test
+	void reachabilityIsUnknownWithoutClientMetadata() {
+		LeaderCache unbound = this.registry.register("east", "producer-2", ClientType.PRODUCER, Map.of());
+		this.clock.addAndGet(120_000);
+		assertThat(unbound.reachability()).isEqualTo(BrokerReachability.UNKNOWN);
+		assertThat(unbound.describe().brokers()).isEqualTo(BrokerReachability.UNKNOWN);
+	}
+
 	private void acknowledge(long recordTimestamp) {
 		this.cache.onAcknowledgement(metadata(recordTimestamp), null);
 	}
@@ -243,6 +291,19 @@ class LeaderCacheTests {
 		private final Map<TopicPartition, LeaderTerm> leaders = new HashMap<>();
 
 		private Object version = new Object();
+
+		private long lastMetadataUpdateMs = LeaderTerm.UNKNOWN;
+
+		private boolean metadataUpdatePending = true;
+
+		void metadataAnswered(long nowMs) {
+			this.lastMetadataUpdateMs = nowMs;
+			this.metadataUpdatePending = false;
+		}
+
+		void metadataRequested() {
+			this.metadataUpdatePending = true;
+		}
 
 		void lead(TopicPartition partition, int brokerId, int epoch) {
 			this.leaders.put(partition, new LeaderTerm(brokerId, epoch, new Node(brokerId, "broker" + brokerId, 9092)));
@@ -282,6 +343,21 @@ class LeaderCacheTests {
 		@Override
 		public boolean epochs() {
 			return true;
+		}
+
+		@Override
+		public boolean metadataTimesKnown() {
+			return true;
+		}
+
+		@Override
+		public long lastMetadataUpdateMs() {
+			return this.lastMetadataUpdateMs;
+		}
+
+		@Override
+		public boolean metadataUpdatePending() {
+			return this.metadataUpdatePending;
 		}
 
 	}

@@ -1,15 +1,11 @@
 package dev.tandem.failover;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.LongStream;
 
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
@@ -39,25 +35,11 @@ class LeaderFailoverTests {
 
 	private final LeaderCacheRegistry registry = new LeaderCacheRegistry();
 
-	private final List<LeaderChangeEvent> changes = new CopyOnWriteArrayList<>();
-
-	private final List<FailoverEvent> failovers = new CopyOnWriteArrayList<>();
+	private final RecordingListener events = new RecordingListener();
 
 	LeaderFailoverTests(EmbeddedKafkaCluster cluster) {
 		this.cluster = cluster;
-		this.registry.addListener(new LeaderCacheListener() {
-
-			@Override
-			public void leaderChanged(LeaderChangeEvent event) {
-				LeaderFailoverTests.this.changes.add(event);
-			}
-
-			@Override
-			public void failoverCompleted(FailoverEvent event) {
-				LeaderFailoverTests.this.failovers.add(event);
-			}
-
-		});
+		this.registry.addListener(this.events);
 	}
 
 	@AfterEach
@@ -180,53 +162,17 @@ class LeaderFailoverTests {
 	}
 
 	private static void awaitAcknowledged(SteadyProducer producer, long count) {
-		await().atMost(FAILOVER_BOUND).until(() -> producer.acknowledged() >= count || !producer.failures().isEmpty());
-		assertThat(producer.failures()).isEmpty();
+		FailoverAssertions.awaitAcknowledged(producer, count, FAILOVER_BOUND);
 	}
 
 	private void assertFailedOver(SteadyProducer producer, TopicPartition partition, PartitionLeaderDescriptor before,
 			int newLeader) {
-		assertThat(producer.failures()).isEmpty();
-		assertThat(producer.maxLatency()).isLessThan(FAILOVER_BOUND);
-		PartitionLeaderDescriptor after = producer.cache().partition(partition).orElseThrow();
-		assertThat(after.leaderId()).isEqualTo(newLeader);
-		assertThat(after.leaderEpoch()).isGreaterThan(before.leaderEpoch());
-		assertThat(after.leaderEndpoint()).isNotNull();
-		assertThat(after.leaderChanges()).isGreaterThan(before.leaderChanges());
-		assertThat(after.lastLeaderChange()).isNotNull();
-		assertThat(after.failovers()).isPositive();
-		// record timestamps have millisecond precision
-		assertThat(after.lastFailoverDuration()).isNotNull()
-			.isLessThanOrEqualTo(producer.maxLatency().plusMillis(2));
-		assertThat(this.failovers).anySatisfy((event) -> {
-			assertThat(event.topic()).isEqualTo(partition.topic());
-			assertThat(event.clientId()).isEqualTo(producer.cache().clientId());
-			assertThat(event.leaderId()).isEqualTo(newLeader);
-		});
-		assertThat(this.changes).anySatisfy((event) -> {
-			assertThat(event.topic()).isEqualTo(partition.topic());
-			assertThat(event.previousLeaderId()).isEqualTo(before.leaderId());
-		});
+		FailoverAssertions.assertFailedOver(producer, partition, before, newLeader, this.events, FAILOVER_BOUND);
 	}
 
 	private void assertEveryAcknowledgedRecordOnceAndInOrder(SteadyProducer producer, TopicPartition partition) {
-		assertThat(producer.acknowledged()).isEqualTo(producer.sent());
-		Map<String, Object> properties = this.cluster.consumerProperties();
-		properties.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-		List<String> values = new ArrayList<>();
-		try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(properties)) {
-			consumer.assign(List.of(partition));
-			consumer.seekToBeginning(List.of(partition));
-			await().atMost(FAILOVER_BOUND).until(() -> {
-				for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(100))) {
-					values.add(record.value());
-				}
-				return values.size() >= producer.sent();
-			});
-			assertThat(consumer.poll(Duration.ofMillis(200))).isEmpty();
-		}
-		assertThat(values).containsExactlyElementsOf(
-				LongStream.range(0, producer.sent()).mapToObj(Long::toString).toList());
+		FailoverAssertions.assertEveryAcknowledgedRecordOnceAndInOrder(producer, this.cluster.bootstrapServers(),
+				partition);
 	}
 
 }

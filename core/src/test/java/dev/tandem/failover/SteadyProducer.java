@@ -39,9 +39,13 @@ final class SteadyProducer implements AutoCloseable {
 
 	private final ConcurrentLinkedQueue<Exception> failures = new ConcurrentLinkedQueue<>();
 
+	private final AtomicLong firstFailureMs = new AtomicLong(-1);
+
 	private final Thread thread;
 
 	private volatile boolean running = true;
+
+	private volatile boolean closed;
 
 	SteadyProducer(LeaderCacheRegistry registry, String cluster, Map<String, Object> properties,
 			TopicPartition partition) {
@@ -67,6 +71,7 @@ final class SteadyProducer implements AutoCloseable {
 							long latency = System.nanoTime() - started;
 							this.maxLatencyNanos.accumulateAndGet(latency, Math::max);
 							if (exception != null) {
+								this.firstFailureMs.compareAndSet(-1, System.currentTimeMillis());
 								this.failures.add(exception);
 							}
 							else {
@@ -98,6 +103,13 @@ final class SteadyProducer implements AutoCloseable {
 	}
 
 	/**
+	 * Return when the first record failed, in ms since the epoch, or -1.
+	 */
+	long firstFailureMs() {
+		return this.firstFailureMs.get();
+	}
+
+	/**
 	 * Forget the worst latency seen so far, to measure a later phase on its own.
 	 */
 	void resetMaxLatency() {
@@ -117,8 +129,22 @@ final class SteadyProducer implements AutoCloseable {
 		this.producer.flush();
 	}
 
+	/**
+	 * Stop sending and close without waiting for records still queued (they fail).
+	 */
+	void closeNow() throws InterruptedException {
+		this.closed = true;
+		this.running = false;
+		this.thread.join(10_000);
+		this.producer.close(Duration.ZERO);
+	}
+
 	@Override
 	public void close() throws InterruptedException {
+		if (this.closed) {
+			return;
+		}
+		this.closed = true;
 		stop();
 		this.producer.close(Duration.ofSeconds(5));
 	}

@@ -1,10 +1,18 @@
 package dev.tandem.sample;
 
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.beans.factory.annotation.Value;
@@ -19,7 +27,9 @@ import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 import dev.tandem.autoconfigure.transaction.ClusterTransactionalTemplate;
+import dev.tandem.transaction.CrossClusterTransaction;
 import dev.tandem.transaction.CrossClusterTransactionManager;
+import dev.tandem.transaction.CrossClusterTransactionTemplate;
 import dev.tandem.transaction.CrossClusterTransactional;
 import dev.tandem.transaction.ProtocolHook;
 import dev.tandem.transaction.ProtocolStep;
@@ -33,11 +43,25 @@ import dev.tandem.transaction.ProtocolStep;
 @SpringBootApplication
 public class FlightRouterApplication {
 
+	private static final Logger logger = LoggerFactory.getLogger(FlightRouterApplication.class);
+
 	/** Input topic on east. */
 	static final String INPUT = "flights";
 
 	/** Output topic on east and west. */
 	static final String OUTPUT = "flights-by-region";
+
+	/** Output header: the id of the cross-cluster transaction that wrote the record. */
+	static final String TRANSACTION_HEADER = "flights-txn";
+
+	/** Output header: records of that transaction per cluster, {@code east=3,west=5}. */
+	static final String RECORDS_HEADER = "flights-txn-records";
+
+	/** Output header: input consumed by that transaction, {@code partition:first-last,...}. */
+	static final String INPUT_HEADER = "flights-txn-input";
+
+	/** Output header: which start of the router wrote the record ({@code flights.incarnation}). */
+	static final String INCARNATION_HEADER = "flights-incarnation";
 
 	public static void main(String[] args) {
 		SpringApplication.run(FlightRouterApplication.class, args);
@@ -49,7 +73,13 @@ public class FlightRouterApplication {
 	}
 
 	/**
-	 * Routes flights.
+	 * Routes flights. Every output record carries audit headers for an independent checker
+	 * ({@link Verification}): {@value #TRANSACTION_HEADER} (the Tandem transaction id),
+	 * {@value #RECORDS_HEADER} (how many records that transaction sends to each cluster, as
+	 * {@code east=3,west=5}, so a reader of one cluster can tell whether the whole transaction is
+	 * visible), {@value #INPUT_HEADER} (the input offsets the transaction consumed, per
+	 * partition) and {@value #INCARNATION_HEADER} (which start of the router wrote it, from
+	 * {@code flights.incarnation}; empty unless set).
 	 */
 	@Component
 	static class FlightRouter {
@@ -66,21 +96,30 @@ public class FlightRouterApplication {
 
 		private final String outputTopic;
 
+		private final byte[] incarnation;
+
 		FlightRouter(Regions regions, @Qualifier("eastTandemTemplate") ClusterTransactionalTemplate<String, String> east,
 				@Qualifier("westTandemTemplate") ClusterTransactionalTemplate<String, String> west,
-				@Value("${flights.run-id:}") String runId, @Value("${flights.output-topic:" + OUTPUT + "}") String outputTopic) {
+				@Value("${flights.run-id:}") String runId, @Value("${flights.output-topic:" + OUTPUT + "}") String outputTopic,
+				@Value("${flights.incarnation:}") String incarnation) {
 			this.regions = regions;
 			this.east = east;
 			this.west = west;
 			this.runId = runId;
 			this.outputTopic = outputTopic;
+			this.incarnation = incarnation.getBytes(StandardCharsets.UTF_8);
 		}
 
 		@KafkaListener(id = "flight-router", topics = "${flights.input-topic:" + INPUT + "}", groupId = "${flights.group:flight-router}", batch = "true",
 				containerFactory = "eastKafkaListenerContainerFactory")
 		@CrossClusterTransactional
 		public void route(List<ConsumerRecord<String, String>> records) {
+			Map<String, List<ProducerRecord<String, String>>> byCluster = new TreeMap<>();
+			Map<Integer, long[]> consumed = new TreeMap<>();
 			for (ConsumerRecord<String, String> record : records) {
+				long[] range = consumed.computeIfAbsent(record.partition(), (p) -> new long[] { record.offset(), record.offset() });
+				range[0] = Math.min(range[0], record.offset());
+				range[1] = Math.max(range[1], record.offset());
 				ObjectNode flight = (ObjectNode) JSON.readTree(record.value());
 				if (!this.runId.isEmpty() && !this.runId.equals(flight.path("runId").asString(""))) {
 					continue; // an earlier demo run's record: its offset is committed, nothing is sent
@@ -88,9 +127,25 @@ public class FlightRouterApplication {
 				String cluster = this.regions.clusterOf(flight.get("origin").asString());
 				flight.put("region", cluster);
 				flight.put("src", record.partition() + ":" + record.offset());
-				ClusterTransactionalTemplate<String, String> target = Regions.WEST.equals(cluster) ? this.west : this.east;
-				target.send(this.outputTopic, record.key(), JSON.writeValueAsString(flight));
+				byCluster.computeIfAbsent(cluster, (c) -> new ArrayList<>())
+					.add(new ProducerRecord<>(this.outputTopic, record.key(), JSON.writeValueAsString(flight)));
 			}
+			CrossClusterTransaction transaction = CrossClusterTransactionTemplate.currentTransaction();
+			byte[] transactionId = ((transaction != null) ? transaction.transactionId() : "")
+				.getBytes(StandardCharsets.UTF_8);
+			byte[] counts = byCluster.entrySet().stream().map((e) -> e.getKey() + "=" + e.getValue().size())
+				.collect(Collectors.joining(",")).getBytes(StandardCharsets.UTF_8);
+			byte[] input = consumed.entrySet().stream()
+				.map((e) -> e.getKey() + ":" + e.getValue()[0] + "-" + e.getValue()[1])
+				.collect(Collectors.joining(",")).getBytes(StandardCharsets.UTF_8);
+			byCluster.forEach((cluster, routed) -> {
+				ClusterTransactionalTemplate<String, String> target = Regions.WEST.equals(cluster) ? this.west : this.east;
+				for (ProducerRecord<String, String> record : routed) {
+					record.headers().add(TRANSACTION_HEADER, transactionId).add(RECORDS_HEADER, counts)
+						.add(INPUT_HEADER, input).add(INCARNATION_HEADER, this.incarnation);
+					target.send(record);
+				}
+			});
 		}
 
 	}
@@ -110,6 +165,8 @@ public class FlightRouterApplication {
 			AtomicInteger reached = new AtomicInteger();
 			return (transactionId, step) -> {
 				if (step == haltStep && reached.incrementAndGet() == haltAt) {
+					// The chaos suite reads this line to know which transaction was cut off where.
+					logger.warn("HALT at {} of transaction {}", step, transactionId);
 					Runtime.getRuntime().halt(137);
 				}
 			};

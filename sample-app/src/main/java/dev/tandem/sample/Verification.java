@@ -3,35 +3,77 @@ package dev.tandem.sample;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
-
-import dev.tandem.test.ReadCommitted;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
 
+import dev.tandem.sample.VerificationChecks.InputRecord;
+import dev.tandem.sample.VerificationChecks.OutputRecord;
+import dev.tandem.test.ReadCommitted;
+
 /**
- * Checks the demo's outcome with {@code read_committed} reads of every topic: every input
- * flight of this run appears exactly once, on the cluster of its region, and the committed
- * source offsets equal the input's end offsets. Cross-checks the counts with {@code kcat}
- * (librdkafka, a client that is not Kafka's Java client) when it is installed.
+ * The independent checker of a routing run: reads the input, every output and every cluster's
+ * marker topic with {@code read_committed} consumers, cross-checks the output counts with
+ * {@code kcat} (librdkafka, a client that is not Kafka's Java client) when it is installed, and
+ * hands what it saw to {@link VerificationChecks} (lost, duplicated, aborted-but-visible,
+ * out-of-order per key, records of aborted source transactions, committed source offsets versus
+ * input, and what a killed router must and must not have left).
+ * <p>
+ * Also a command-line tool that exits 0 when the run is correct, 1 on any anomaly and 2 when it
+ * cannot check (bad arguments, a cluster unreachable):
+ * <pre>
+ * java -cp ... dev.tandem.sample.Verification --cluster east=HOST:PORT --cluster west=HOST:PORT \
+ *     --run-id RUN --input TOPIC --output TOPIC --group GROUP [--records N] \
+ *     [--router-log FILE]... [--incarnations a,b] [--expect-heuristic]
+ * </pre>
+ * {@code --router-log} takes the router's logs: the line the chaos halt writes ({@code HALT at
+ * STEP of transaction ID}) and Tandem's {@code HEURISTIC OUTCOME} errors are the app's own
+ * reports; {@code --expect-heuristic} says the halted transaction must end as a reported
+ * heuristic outcome (the router was down longer than {@code transaction.timeout.ms} after its
+ * decision).
  */
-final class Verification {
+public final class Verification {
 
 	private static final ObjectMapper JSON = JsonMapper.builder().build();
+
+	private static final Duration READ_TIMEOUT = Duration.ofMinutes(2);
+
+	/** The line {@code FlightRouterApplication.Halt} logs before halting. */
+	static final Pattern HALT_LINE = Pattern.compile("HALT at (\\w+) of transaction (\\S+)");
+
+	/** The ERROR line Tandem logs for a heuristic outcome. */
+	static final Pattern HEURISTIC_LINE = Pattern.compile("HEURISTIC OUTCOME: decided transaction (\\S+) ");
 
 	private final Map<String, String> bootstrapServers;
 
@@ -41,7 +83,21 @@ final class Verification {
 
 	private final String outputTopic;
 
+	private String markerTopic = "tandem-markers";
+
+	private @Nullable String haltedTransaction;
+
+	private @Nullable String haltedStep;
+
+	private Set<String> expectedHeuristics = Set.of();
+
+	private Set<String> reportedHeuristics = Set.of();
+
+	private List<String> incarnations = List.of();
+
 	private final List<String> problems = new ArrayList<>();
+
+	private final List<String> explained = new ArrayList<>();
 
 	private final Map<String, Object> facts = new LinkedHashMap<>();
 
@@ -57,100 +113,216 @@ final class Verification {
 	}
 
 	/**
+	 * Takes what the router's logs report: the transaction a chaos halt cut off, and heuristic
+	 * outcomes.
+	 * @param logs router logs, in the order the router was started
+	 * @param expectHeuristic whether the halted transaction must end as a reported heuristic outcome
+	 * @return this
+	 */
+	Verification routerLogs(List<Path> logs, boolean expectHeuristic) {
+		Set<String> heuristics = new LinkedHashSet<>();
+		for (Path log : logs) {
+			try {
+				for (String line : Files.readAllLines(log, StandardCharsets.UTF_8)) {
+					Matcher halt = HALT_LINE.matcher(line);
+					if (halt.find()) {
+						this.haltedStep = halt.group(1);
+						this.haltedTransaction = halt.group(2);
+					}
+					Matcher heuristic = HEURISTIC_LINE.matcher(line);
+					if (heuristic.find()) {
+						heuristics.add(heuristic.group(1));
+					}
+				}
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException("Cannot read router log " + log, ex);
+			}
+		}
+		this.reportedHeuristics = heuristics;
+		this.expectedHeuristics = (expectHeuristic && this.haltedTransaction != null) ? Set.of(this.haltedTransaction)
+				: Set.of();
+		return this;
+	}
+
+	/**
+	 * Sets the order in which router incarnations started ({@code flights.incarnation}).
+	 * @param incarnations incarnation names, first start first
+	 * @return this
+	 */
+	Verification incarnations(List<String> incarnations) {
+		this.incarnations = List.copyOf(incarnations);
+		return this;
+	}
+
+	/**
 	 * Runs every check.
 	 * @param regions the routing table
-	 * @param loaded number of flights loaded by this run
+	 * @param loaded number of records the loader committed for this run, or null if unknown
 	 * @param endOffsets end offsets of the input after loading
 	 * @param group the pipeline's consumer group
 	 * @return whether every check passed
 	 */
-	boolean verify(Regions regions, int loaded, Map<TopicPartition, Long> endOffsets, String group) {
-		List<JsonNode> input = readRun(Regions.EAST, this.inputTopic);
-		this.facts.put("records in (flights on east, read_committed)", input.size());
-		check(input.size() == loaded, "input has " + input.size() + " records of this run, loaded " + loaded);
-
-		Map<Long, String> expected = new HashMap<>();
-		for (JsonNode flight : input) {
-			expected.put(flight.get("seq").asLong(), regions.clusterOf(flight.get("origin").asString()));
-		}
-		Map<Long, Integer> seen = new HashMap<>();
-		int misrouted = 0;
-		for (String cluster : List.of(Regions.EAST, Regions.WEST)) {
-			List<JsonNode> output = readRun(cluster, this.outputTopic);
-			this.facts.put(this.outputTopic + " on " + cluster + " (read_committed)", output.size());
-			long expectedHere = expected.values().stream().filter(cluster::equals).count();
-			this.facts.put(this.outputTopic + " expected on " + cluster, expectedHere);
-			for (JsonNode flight : output) {
-				long seq = flight.get("seq").asLong();
-				seen.merge(seq, 1, Integer::sum);
-				if (!cluster.equals(expected.get(seq))) {
-					misrouted++;
+	boolean verify(Regions regions, @Nullable Integer loaded, Map<TopicPartition, Long> endOffsets, String group) {
+		// Every read is independent and mostly waits on the network: run them side by side.
+		ExecutorService readers = Executors.newFixedThreadPool(4 * this.bootstrapServers.size() + 2, (runnable) -> {
+			Thread thread = new Thread(runnable, "verification-reader");
+			thread.setDaemon(true);
+			return thread;
+		});
+		try {
+			Map<String, Future<List<OutputRecord>>> outputs = new TreeMap<>();
+			Map<String, Future<Set<String>>> markers = new TreeMap<>();
+			Map<String, Future<@Nullable Long>> kcat = new TreeMap<>();
+			Map<String, Future<Map<TopicPartition, Long>>> offsets = new TreeMap<>();
+			Future<List<InputRecord>> input = readers.submit(this::readInput);
+			for (String cluster : this.bootstrapServers.keySet()) {
+				outputs.put(cluster, readers.submit(() -> readOutput(cluster)));
+				markers.put(cluster, readers.submit(() -> readMarkers(cluster)));
+				kcat.put(cluster, readers.submit(() -> kcatCount(cluster, this.outputTopic)));
+				offsets.put(cluster, readers.submit(() -> committedOffsets(cluster, group)));
+			}
+			Map<String, List<OutputRecord>> outputRecords = new TreeMap<>();
+			Map<String, Set<String>> markerIds = new TreeMap<>();
+			Map<String, Long> kcatCounts = new TreeMap<>();
+			Map<String, Integer> leaked = new TreeMap<>();
+			for (String cluster : this.bootstrapServers.keySet()) {
+				outputRecords.put(cluster, outputs.get(cluster).get());
+				markerIds.put(cluster, markers.get(cluster).get());
+				Long count = kcat.get(cluster).get();
+				if (count != null) {
+					kcatCounts.put(cluster, count);
+				}
+				if (!Regions.EAST.equals(cluster)) {
+					leaked.put(cluster, offsets.get(cluster).get().size());
 				}
 			}
-			Long kcat = kcatCount(cluster, this.outputTopic);
-			if (kcat != null) {
-				this.facts.put(this.outputTopic + " on " + cluster + " (kcat, read_committed)", kcat);
-				check(kcat == output.size(), "kcat counts " + kcat + " on " + cluster + ", the Java client "
-						+ output.size());
+			VerificationChecks.Result result = new VerificationChecks(Regions.EAST, regions::clusterOf).loaded(loaded)
+				.input(input.get())
+				.outputs(outputRecords)
+				.markers(markerIds)
+				.offsets(offsets.get(Regions.EAST).get(), endOffsets, leaked)
+				.kcat(kcatCounts)
+				.halted(this.haltedTransaction, this.haltedStep)
+				.heuristics(this.expectedHeuristics, this.reportedHeuristics)
+				.incarnations(this.incarnations)
+				.run();
+			this.facts.putAll(result.facts());
+			synchronized (this.problems) {
+				this.problems.addAll(result.anomalies());
 			}
+			this.explained.addAll(result.explained());
+			return this.problems.isEmpty();
 		}
-		long duplicates = seen.values().stream().filter((n) -> n > 1).mapToLong((n) -> n - 1).sum();
-		long lost = expected.keySet().stream().filter((seq) -> !seen.containsKey(seq)).count();
-		long unexpected = seen.keySet().stream().filter((seq) -> !expected.containsKey(seq)).count();
-		this.facts.put("duplicates", duplicates);
-		this.facts.put("lost", lost);
-		this.facts.put("misrouted", misrouted);
-		check(duplicates == 0, duplicates + " duplicated record(s)");
-		check(lost == 0, lost + " lost record(s)");
-		check(misrouted == 0, misrouted + " record(s) on the wrong cluster");
-		check(unexpected == 0, unexpected + " output record(s) with no input");
+		catch (ExecutionException ex) {
+			throw (ex.getCause() instanceof RuntimeException runtime) ? runtime : new IllegalStateException(ex.getCause());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("Interrupted while reading the run's records", ex);
+		}
+		finally {
+			readers.shutdownNow();
+		}
+	}
 
-		Map<TopicPartition, OffsetAndMetadata> offsets = committedOffsets(Regions.EAST, group);
-		long committedTotal = 0;
-		long endTotal = 0;
-		for (Map.Entry<TopicPartition, Long> end : endOffsets.entrySet()) {
-			OffsetAndMetadata offset = offsets.get(end.getKey());
-			long committed = (offset != null) ? offset.offset() : -1;
-			committedTotal += Math.max(committed, 0);
-			endTotal += end.getValue();
-			check(committed == end.getValue(), "committed offset of " + end.getKey() + " on east is " + committed
-					+ ", input ends at " + end.getValue());
+	private void addProblem(String problem) {
+		synchronized (this.problems) {
+			this.problems.add(problem);
 		}
-		this.facts.put("committed source offsets on east (sum)", committedTotal);
-		this.facts.put("input end offsets on east (sum)", endTotal);
-		check(committedOffsets(Regions.WEST, group).isEmpty(), "consumer offsets leaked to west");
-		return this.problems.isEmpty();
 	}
 
 	Map<String, Object> facts() {
 		return this.facts;
 	}
 
+	/**
+	 * Returns the anomalies found (modifiable: a caller may add its own).
+	 * @return anomalies, one line each
+	 */
 	List<String> problems() {
 		return this.problems;
 	}
 
-	private void check(boolean ok, String problem) {
-		if (!ok) {
-			this.problems.add(problem);
-		}
+	/**
+	 * Returns deviations explained by heuristic outcomes that the app reported.
+	 * @return one line each
+	 */
+	List<String> explained() {
+		return this.explained;
 	}
 
-	private List<JsonNode> readRun(String cluster, String topic) {
-		List<JsonNode> result = new ArrayList<>();
-		for (ConsumerRecord<byte[], byte[]> record : ReadCommitted.records(this.bootstrapServers.get(cluster), topic,
-				Duration.ofMinutes(2))) {
+	private List<InputRecord> readInput() {
+		List<InputRecord> input = new ArrayList<>();
+		for (ConsumerRecord<byte[], byte[]> record : ReadCommitted.records(this.bootstrapServers.get(Regions.EAST),
+				this.inputTopic, READ_TIMEOUT)) {
 			JsonNode value = JSON.readTree(record.value());
-			if (this.runId.equals(value.path("runId").asString(""))) {
-				result.add(value);
+			boolean ofRun = this.runId.equals(value.path("runId").asString(""));
+			input.add(new InputRecord(record.partition(), record.offset(), ofRun, value.path("seq").asLong(-1),
+					value.path("origin").asString(""), value.path("abortedSource").asBoolean(false)));
+		}
+		return input;
+	}
+
+	private List<OutputRecord> readOutput(String cluster) {
+		List<OutputRecord> output = new ArrayList<>();
+		for (ConsumerRecord<byte[], byte[]> record : ReadCommitted.records(this.bootstrapServers.get(cluster),
+				this.outputTopic, READ_TIMEOUT)) {
+			JsonNode value = JSON.readTree(record.value());
+			if (!this.runId.equals(value.path("runId").asString(""))) {
+				continue;
+			}
+			String[] src = value.path("src").asString("-1:-1").split(":");
+			output.add(new OutputRecord(cluster, record.partition(), record.offset(),
+					(record.key() != null) ? new String(record.key(), StandardCharsets.UTF_8) : null,
+					value.path("seq").asLong(-1), Integer.parseInt(src[0]), Long.parseLong(src[1]),
+					header(record, FlightRouterApplication.TRANSACTION_HEADER),
+					counts(header(record, FlightRouterApplication.RECORDS_HEADER)),
+					header(record, FlightRouterApplication.INPUT_HEADER),
+					header(record, FlightRouterApplication.INCARNATION_HEADER),
+					value.path("abortedSource").asBoolean(false)));
+		}
+		return output;
+	}
+
+	private Set<String> readMarkers(String cluster) {
+		Set<String> ids = new LinkedHashSet<>();
+		for (ConsumerRecord<byte[], byte[]> record : ReadCommitted.records(this.bootstrapServers.get(cluster),
+				this.markerTopic, READ_TIMEOUT)) {
+			if (record.key() != null) {
+				ids.add(new String(record.key(), StandardCharsets.UTF_8));
 			}
 		}
-		return result;
+		return ids;
 	}
 
-	private Map<TopicPartition, OffsetAndMetadata> committedOffsets(String cluster, String group) {
+	private static String header(ConsumerRecord<byte[], byte[]> record, String name) {
+		Header header = record.headers().lastHeader(name);
+		return (header != null && header.value() != null) ? new String(header.value(), StandardCharsets.UTF_8) : "";
+	}
+
+	static Map<String, Integer> counts(String header) {
+		Map<String, Integer> counts = new TreeMap<>();
+		if (!header.isBlank()) {
+			for (String item : header.split(",")) {
+				String[] pair = item.split("=", 2);
+				counts.put(pair[0].trim(), Integer.parseInt(pair[1].trim()));
+			}
+		}
+		return counts;
+	}
+
+	private Map<TopicPartition, Long> committedOffsets(String cluster, String group) {
 		try (Admin admin = Admin.create(Map.of("bootstrap.servers", this.bootstrapServers.get(cluster)))) {
-			return admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+			Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group)
+				.partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+			Map<TopicPartition, Long> result = new HashMap<>();
+			offsets.forEach((partition, offset) -> {
+				if (offset != null) {
+					result.put(partition, offset.offset());
+				}
+			});
+			return result;
 		}
 		catch (Exception ex) {
 			throw new IllegalStateException("Could not read offsets of group " + group + " on " + cluster, ex);
@@ -176,17 +348,114 @@ final class Verification {
 			long count = reader.lines().filter((line) -> line.contains(marker)).count();
 			if (!process.waitFor(2, TimeUnit.MINUTES) || process.exitValue() != 0) {
 				process.destroyForcibly();
-				this.problems.add("kcat failed on " + cluster + " (exit " + (process.isAlive() ? "timeout" : process.exitValue()) + ")");
+				addProblem("kcat failed on " + cluster + " (exit " + (process.isAlive() ? "timeout" : process.exitValue()) + ")");
 				return null;
 			}
 			return count;
 		}
 		catch (IOException ex) {
-			throw new IllegalStateException(ex);
+			throw new UncheckedIOException(ex);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			throw new IllegalStateException(ex);
+		}
+	}
+
+	/**
+	 * Prints the report of a verification.
+	 * @param out where to print
+	 * @return whether it passed
+	 */
+	boolean report(PrintStream out) {
+		this.facts.forEach((name, value) -> out.printf("  %-56s %s%n", name, value));
+		this.explained.forEach((line) -> out.println("  explained by a reported heuristic outcome: " + line));
+		if (this.problems.isEmpty()) {
+			out.println("PASSED: nothing lost, nothing duplicated, nothing aborted visible, every key in order");
+			return true;
+		}
+		out.println("FAILED:");
+		this.problems.forEach((problem) -> out.println("  - " + problem));
+		return false;
+	}
+
+	/**
+	 * The checker as a command (see the class description).
+	 * @param args the arguments
+	 */
+	public static void main(String[] args) {
+		System.exit(run(args, System.out, System.err));
+	}
+
+	static int run(String[] args, PrintStream out, PrintStream err) {
+		Map<String, String> clusters = new LinkedHashMap<>();
+		Map<String, String> options = new HashMap<>();
+		List<Path> logs = new ArrayList<>();
+		boolean expectHeuristic = false;
+		try {
+			for (int i = 0; i < args.length; i++) {
+				switch (args[i]) {
+					case "--cluster" -> {
+						String[] pair = args[++i].split("=", 2);
+						clusters.put(pair[0], pair[1]);
+					}
+					case "--router-log" -> logs.add(Path.of(args[++i]));
+					case "--expect-heuristic" -> expectHeuristic = true;
+					case "--run-id", "--input", "--output", "--group", "--records", "--incarnations" ->
+						options.put(args[i], args[++i]);
+					default -> throw new IllegalArgumentException("unknown option " + args[i]);
+				}
+			}
+			for (String required : List.of("--run-id", "--input", "--output", "--group")) {
+				if (!options.containsKey(required)) {
+					throw new IllegalArgumentException(required + " is required");
+				}
+			}
+			if (!clusters.containsKey(Regions.EAST) || !clusters.containsKey(Regions.WEST)) {
+				throw new IllegalArgumentException("--cluster east=... and --cluster west=... are required");
+			}
+		}
+		catch (RuntimeException ex) {
+			err.println("Verification: " + ex.getMessage());
+			err.println("usage: Verification --cluster east=HOST:PORT --cluster west=HOST:PORT --run-id RUN --input TOPIC "
+					+ "--output TOPIC --group GROUP [--records N] [--router-log FILE]... [--incarnations a,b] "
+					+ "[--expect-heuristic]");
+			return 2;
+		}
+		try {
+			Verification verification = new Verification(clusters, options.get("--run-id"), options.get("--input"),
+					options.get("--output"))
+				.routerLogs(logs, expectHeuristic);
+			if (options.containsKey("--incarnations")) {
+				verification.incarnations(Arrays.asList(options.get("--incarnations").split(",")));
+			}
+			Integer records = options.containsKey("--records") ? Integer.valueOf(options.get("--records")) : null;
+			verification.verify(Regions.load(), records, endOffsets(clusters.get(Regions.EAST), options.get("--input")),
+					options.get("--group"));
+			return verification.report(out) ? 0 : 1;
+		}
+		catch (RuntimeException ex) {
+			err.println("Verification could not check the run: " + ex);
+			return 2;
+		}
+	}
+
+	/**
+	 * Reads a topic's end offsets (control records included).
+	 */
+	static Map<TopicPartition, Long> endOffsets(String bootstrapServers, String topic) {
+		try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
+			List<TopicPartition> partitions = admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS)
+				.get(topic).partitions().stream().map((info) -> new TopicPartition(topic, info.partition())).toList();
+			Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+			partitions.forEach((partition) -> latest.put(partition, OffsetSpec.latest()));
+			Map<TopicPartition, Long> end = new HashMap<>();
+			admin.listOffsets(latest, new org.apache.kafka.clients.admin.ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
+				.all().get(30, TimeUnit.SECONDS).forEach((partition, info) -> end.put(partition, info.offset()));
+			return end;
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException("Could not read the end offsets of " + topic, ex);
 		}
 	}
 

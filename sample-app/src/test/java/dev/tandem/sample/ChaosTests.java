@@ -1,326 +1,716 @@
 package dev.tandem.sample;
 
-import java.io.BufferedReader;
-import java.io.BufferedWriter;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.io.OutputStreamWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumMap;
-import java.util.HashMap;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
 
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.ObjectMapper;
-import tools.jackson.databind.json.JsonMapper;
-import tools.jackson.databind.node.ObjectNode;
+
+import dev.tandem.sample.ChaosEnvironment.CoordinatorPeer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The chaos suite (profile {@code chaos}, not in the default build): each of two clusters runs
- * in its own JVM ({@link ClusterHost}), the flight router runs as a separate JVM between them,
- * and every run injects one fault: the router's JVM halted (as {@code kill -9}: no shutdown hooks,
- * no graceful close) at each step of the protocol or at a random moment, a leader broker stopped
- * and restarted, or a rolling restart of a whole cluster. A clean router then finishes the run,
- * and the checker ({@link Verification}: {@code read_committed} counts by the Java client and by
- * kcat, duplicates, lost, misrouted, committed source offsets versus input) must pass.
+ * The chaos suite (profile {@code chaos}, not in the default build): real processes, one fault
+ * per run, an independent check after every run. Kafka cluster east runs in a JVM of its own
+ * ({@link ClusterHost}), cluster west as a controller and three brokers in JVMs of their own
+ * (tandem-test's {@code KafkaProcessCluster}, so a broker can be killed with {@code SIGKILL}), a
+ * 3-peer coordinator runs as three JVMs ({@link CoordinatorHost}), and
+ * the flight router ({@link FlightRouterApplication}, the starter app) runs as a separate JVM
+ * between them. Each run creates its own topics, writes its input in source transactions of
+ * which some abort ({@link InputLoader}), starts the router, injects one {@link Fault}, lets a
+ * clean router finish where one was killed, and hands everything to {@link Verification}: lost,
+ * duplicated, aborted-but-visible, out-of-order per key, mirrored aborted source records,
+ * committed source offsets versus input, {@code read_committed} counts by the Java client and by
+ * kcat, what the killed transaction must and must not have left, where the restarted router
+ * resumed, and whether a heuristic outcome was reported exactly when expected.
  * <p>
- * {@code mvn -B -Pchaos -pl sample-app -am verify -Dchaos.runs=40}; runs are spread evenly over
- * the faults.
+ * Coordinator: the router uses the remote 3-peer coordinator on even repetitions of a fault and
+ * its default embedded peer (whose Raft log must survive the router's {@code kill -9}) on odd
+ * ones; {@link Fault#COORDINATOR_LEADER_KILL} always uses the remote one.
+ * <p>
+ * {@code mvn -B -Pchaos -pl sample-app verify -Dchaos.runs=40}; runs are spread evenly over the
+ * faults. {@code -Dchaos.faults=HALT_MID_COMMIT,KILL_AT_RANDOM} picks faults,
+ * {@code -Dchaos.seed} the random seed, {@code -Dchaos.records} the records of an app-kill run.
  */
 @Tag("chaos")
 class ChaosTests {
 
-	private static final ObjectMapper JSON = JsonMapper.builder().build();
+	private static final int RECORDS = Integer.getInteger("chaos.records", 120);
 
-	private static final int RECORDS_PER_RUN = Integer.getInteger("chaos.records", 300);
+	/** Records per source transaction of an app-kill run's input. */
+	private static final int LOAD_CHUNK = 40;
 
-	private static final Path WORK = Path.of("target/chaos");
+	private static final int PARTITIONS = 3;
 
-	private static Host east;
+	/** Records per poll, so per transaction at most. */
+	private static final int MAX_POLL = 20;
 
-	private static Host west;
+	private static final Duration TIMEOUT = Duration.ofMinutes(3);
 
-	private static JsonNode flights;
+	private static final Duration POLL = Duration.ofMillis(200);
+
+	private static final Path RUNS = ChaosEnvironment.WORK.resolve("runs");
+
+	private static final Regions REGIONS = Regions.load();
+
+	private static ChaosEnvironment env;
+
+	private static InputLoader loader;
+
+	enum Kind {
+
+		/** The router's JVM dies; a clean router is started after it. */
+		APP,
+
+		/** Brokers or coordinator peers fail while one router runs on. */
+		INFRA
+
+	}
 
 	enum Fault {
 
-		HALT_BEFORE_PREPARE, HALT_AFTER_PREPARE, HALT_AFTER_DECISION, HALT_MID_COMMIT, HALT_AFTER_COMMIT,
-		KILL_AT_RANDOM, LEADER_BROKER_RESTART, ROLLING_RESTART_WEST;
+		HALT_BEFORE_PREPARE(Kind.APP, "BEFORE_PREPARE", "router kill -9 after sending offsets, before prepare"),
+
+		HALT_AFTER_PREPARE(Kind.APP, "AFTER_PREPARE", "router kill -9 after prepare, before the decision"),
+
+		HALT_AFTER_DECISION(Kind.APP, "AFTER_DECISION", "router kill -9 after the decision, before any commit"),
+
+		HALT_MID_COMMIT(Kind.APP, "MID_COMMIT", "router kill -9 with one participant committed"),
+
+		HALT_AFTER_COMMIT(Kind.APP, "AFTER_COMMIT", "router kill -9 after every commit (the decision is replayed)"),
+
+		KILL_AT_RANDOM(Kind.APP, null, "router SIGKILL at a random moment"),
+
+		HEURISTIC_TIMEOUT(Kind.APP, "AFTER_DECISION",
+				"router down longer than transaction.timeout.ms after its decision"),
+
+		LEADER_BROKER_RESTART(Kind.INFRA, null, "leader broker of an output partition stopped and restarted"),
+
+		LEADER_BROKER_KILL(Kind.INFRA, null, "leader broker of an output partition kill -9, restarted later"),
+
+		ROLLING_RESTART_WEST(Kind.INFRA, null, "controller and every broker of west restarted in turn"),
+
+		COORDINATOR_LEADER_KILL(Kind.INFRA, null, "coordinator leader peer kill -9, restarted later");
+
+		final Kind kind;
+
+		final @Nullable String step;
+
+		final String description;
+
+		Fault(Kind kind, @Nullable String step, String description) {
+			this.kind = kind;
+			this.step = step;
+			this.description = description;
+		}
+
+	}
+
+	enum Mode {
+
+		REMOTE, EMBEDDED
 
 	}
 
 	@BeforeAll
-	static void startClusters() throws Exception {
-		Files.createDirectories(WORK);
-		east = Host.start("east");
-		west = Host.start("west");
-		try (InputStream in = ChaosTests.class.getResourceAsStream("/data/flights-20k.json")) {
-			flights = JSON.readTree(in);
-		}
+	static void startProcesses() throws Exception {
+		long start = System.nanoTime();
+		env = ChaosEnvironment.start();
+		loader = new InputLoader(env.east.bootstrap);
+		System.out.printf("chaos: clusters and 3 coordinator peers up in %.1f s%n", seconds(start));
+		warmUp();
 	}
 
 	@AfterAll
-	static void stopClusters() {
-		if (east != null) {
-			east.close();
+	static void stopProcesses() {
+		if (loader != null) {
+			loader.close();
 		}
-		if (west != null) {
-			west.close();
+		if (env != null) {
+			env.close();
 		}
+	}
+
+	/**
+	 * A run without a fault: records the router's CDS archive if needed, and runs the checker
+	 * as a command, which must pass (exit 0) and fail on a group that committed nothing (exit 1).
+	 */
+	private static void warmUp() throws Exception {
+		long start = System.nanoTime();
+		boolean record = !env.routers.archived();
+		Run run = new Run(-1, null, Mode.EMBEDDED);
+		run.createTopics();
+		run.loaded = loader.load(run.input, PARTITIONS, run.runId, 60, LOAD_CHUNK);
+		Process router = run.startRouter(env.routers.launch(run.log("a"), record), "a", List.of());
+		run.awaitDone(router);
+		router.destroy();
+		assertThat(router.waitFor(2, TimeUnit.MINUTES)).as("router stopped").isTrue();
+		if (record) {
+			env.routers.keepArchive();
+		}
+		List<String> cli = new ArrayList<>(List.of(ChaosEnvironment.javaBin(), "-cp", System.getProperty("java.class.path"),
+				Verification.class.getName(), "--cluster", "east=" + env.east.bootstrap, "--cluster",
+				"west=" + env.west.bootstrapServers(), "--run-id", run.runId, "--input", run.input, "--output", run.output,
+				"--records", String.valueOf(run.loaded.committed), "--router-log", run.log("a").toString()));
+		List<String> wrongGroup = new ArrayList<>(cli);
+		cli.addAll(List.of("--group", run.group));
+		wrongGroup.addAll(List.of("--group", "nobody"));
+		Process pass = new ProcessBuilder(cli).redirectErrorStream(true).redirectOutput(run.dir.resolve("check.txt").toFile())
+			.start();
+		Process fail = new ProcessBuilder(wrongGroup).redirectErrorStream(true)
+			.redirectOutput(run.dir.resolve("check-wrong-group.txt").toFile())
+			.start();
+		assertThat(pass.waitFor(3, TimeUnit.MINUTES) && fail.waitFor(3, TimeUnit.MINUTES)).isTrue();
+		assertThat(pass.exitValue()).as(Files.readString(run.dir.resolve("check.txt"))).isZero();
+		assertThat(fail.exitValue()).as(Files.readString(run.dir.resolve("check-wrong-group.txt"))).isEqualTo(1);
+		System.out.printf("chaos: warm-up run passed (checker command: exit 0; on a wrong group: exit 1)%s in %.1f s%n",
+				record ? ", CDS archive recorded" : "", seconds(start));
 	}
 
 	@Test
-	void everyFaultRunEndsWithNothingLostNothingDuplicated() throws Exception {
-		int runs = Integer.getInteger("chaos.runs", 16);
-		Map<Fault, int[]> table = new EnumMap<>(Fault.class);
-		List<String> failures = new ArrayList<>();
+	void everyFaultRunEndsWithNothingLostDuplicatedOrAbortedVisible() throws Exception {
+		List<Fault> faults = faults();
+		int runs = Integer.getInteger("chaos.runs", faults.size() * 2);
 		Random random = new Random(Long.getLong("chaos.seed", 42L));
-		for (int run = 0; run < runs; run++) {
-			Fault fault = Fault.values()[run % Fault.values().length];
-			long start = System.nanoTime();
-			List<String> problems = run(run, fault, random);
-			int[] counts = table.computeIfAbsent(fault, (f) -> new int[2]);
-			counts[0]++;
-			if (problems.isEmpty()) {
-				counts[1]++;
+		Map<String, Row> table = new LinkedHashMap<>();
+		Map<String, double[]> phases = new LinkedHashMap<>();
+		List<String> failures = new ArrayList<>();
+		long start = System.nanoTime();
+		CompletableFuture<Run> next = prepare(0, faults);
+		for (int index = 0; index < runs; index++) {
+			int following = index + 1;
+			long waiting = System.nanoTime();
+			Run run = next.join();
+			run.timeline.put("wait for preparation", seconds(waiting));
+			// The next run's topics, input and router JVM are prepared while this run is checked.
+			CompletableFuture<Run> prepared = new CompletableFuture<>();
+			next = prepared;
+			run.execute(random, () -> {
+				if (following < runs) {
+					prepare(following, faults).whenComplete((r, ex) -> {
+						if (ex != null) {
+							prepared.completeExceptionally(ex);
+						}
+						else {
+							prepared.complete(r);
+						}
+					});
+				}
+			});
+			Fault fault = run.fault;
+			Mode mode = run.mode;
+			Row row = table.computeIfAbsent(fault + " " + mode.name().toLowerCase(Locale.ROOT), (k) -> new Row());
+			row.add(run);
+			run.timeline.forEach((phase, seconds) -> {
+				double[] sum = phases.computeIfAbsent(phase, (p) -> new double[2]);
+				sum[0] += seconds;
+				sum[1]++;
+			});
+			run.prepareTimeline.forEach((phase, seconds) -> {
+				double[] sum = phases.computeIfAbsent("ahead: " + phase, (p) -> new double[2]);
+				sum[0] += seconds;
+				sum[1]++;
+			});
+			if (!run.problems.isEmpty()) {
+				failures.add("run " + index + " " + fault + " " + mode + ": " + run.problems);
 			}
-			else {
-				failures.add("run " + run + " " + fault + ": " + problems);
-			}
-			System.out.printf("chaos run %d %-22s %s (%.1f s)%n", run, fault, problems.isEmpty() ? "PASS" : "FAIL " + problems,
-					(System.nanoTime() - start) / 1e9);
+			String line = run.summary();
+			System.out.println(line);
+			Files.writeString(ChaosEnvironment.WORK.resolve("runs.log"), line + System.lineSeparator(),
+					StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
 		}
-		System.out.println("fault                    runs  passed");
-		table.forEach((fault, counts) -> System.out.printf("%-24s %4d  %6d%n", fault, counts[0], counts[1]));
+		String report = report(table, phases, runs, seconds(start));
+		System.out.println(report);
+		Files.writeString(ChaosEnvironment.WORK.resolve("chaos-table.md"), report, StandardCharsets.UTF_8);
 		assertThat(failures).isEmpty();
 	}
 
-	private List<String> run(int run, Fault fault, Random random) throws Exception {
-		String runId = "chaos" + run + "-" + Long.toHexString(random.nextLong()).substring(0, 6);
-		String in = "in-" + run;
-		String out = "out-" + run;
-		east.command("create " + in + " 3");
-		east.command("create " + out + " 3");
-		west.command("create " + out + " 3");
-		Map<TopicPartition, Long> end = load(in, runId, run);
-		Path dataDir = WORK.resolve("coordinator-" + run);
-		List<String> args = routerArgs(run, runId, in, out, dataDir);
-		switch (fault) {
-			case KILL_AT_RANDOM -> {
-				Process router = Router.start(args, WORK.resolve("router-" + run + "-a.log"));
-				// The fault itself: SIGKILL at a random moment of the run, not a wait for a condition.
-				Thread.sleep(4000 + random.nextInt(4000));
-				router.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
-			}
-			case LEADER_BROKER_RESTART, ROLLING_RESTART_WEST -> {
-				Process router = Router.start(args, WORK.resolve("router-" + run + "-a.log"));
-				// Fault the brokers while the router is mid-run: once it has committed something.
-				await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200))
-					.until(() -> committed(run, end) > 0);
-				if (fault == Fault.LEADER_BROKER_RESTART) {
-					String leader = west.command("leader " + out + " 0");
-					west.command("stop " + leader);
-					west.command("restart " + leader);
-				}
-				else {
-					for (int broker : new int[] { 0, 1, 2 }) {
-						west.command("stop " + broker);
-						west.command("restart " + broker);
-					}
-				}
-				awaitDone(end, run, Duration.ofMinutes(3));
-				router.destroy();
-				router.waitFor(60, TimeUnit.SECONDS);
-				return verify(runId, in, out, run, end);
-			}
-			default -> {
-				String step = fault.name().substring("HALT_".length());
-				List<String> halting = new ArrayList<>(args);
-				halting.add("--flights.halt-at-step=" + step);
-				halting.add("--flights.halt-at-transaction=" + (2 + random.nextInt(4)));
-				Process router = Router.start(halting, WORK.resolve("router-" + run + "-a.log"));
-				if (!router.waitFor(3, TimeUnit.MINUTES)) {
-					router.destroyForcibly();
-					return List.of("router did not halt at " + step);
-				}
-				if (router.exitValue() != 137) {
-					return List.of("router exited " + router.exitValue() + " instead of halting at " + step);
-				}
-			}
+	private static CompletableFuture<Run> prepare(int index, List<Fault> faults) {
+		Fault fault = faults.get(index % faults.size());
+		int repetition = index / faults.size();
+		Mode mode = (fault == Fault.COORDINATOR_LEADER_KILL || repetition % 2 == 0) ? Mode.REMOTE : Mode.EMBEDDED;
+		Run run = new Run(index, fault, mode);
+		return CompletableFuture.supplyAsync(() -> {
+			run.prepare();
+			return run;
+		});
+	}
+
+	private static List<Fault> faults() {
+		String selected = System.getProperty("chaos.faults", "");
+		if (selected.isBlank()) {
+			return List.of(Fault.values());
 		}
-		Process router = Router.start(args, WORK.resolve("router-" + run + "-b.log"));
+		return Arrays.stream(selected.split(",")).map(String::trim).map(Fault::valueOf).toList();
+	}
+
+	private static String report(Map<String, Row> table, Map<String, double[]> phases, int runs, double seconds) {
+		StringBuilder out = new StringBuilder();
+		out.append(String.format("%n| fault | coordinator | runs | passed | lost | duplicated | aborted-but-visible | "
+				+ "out-of-order keys | aborted source mirrored | heuristics reported | mean s/run |%n"));
+		out.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
+		Row total = new Row();
+		table.forEach((name, row) -> {
+			String[] parts = name.split(" ");
+			out.append(String.format("| %s | %s | %s |%n", parts[0], parts[1], row.cells()));
+			total.merge(row);
+		});
+		out.append(String.format("| all | | %s |%n", total.cells()));
+		out.append(String.format("%n%d runs in %.0f s (%.1f s per run); load average at the end %s%n", runs, seconds,
+				seconds / Math.max(1, runs), loadAverage()));
+		out.append("mean seconds per phase (over the runs that have it; 'ahead:' phases overlap the previous run's check):\n");
+		phases.forEach((phase, sum) -> out.append(String.format("  %-34s %6.1f  (%d runs)%n", phase, sum[0] / sum[1],
+				(int) sum[1])));
+		return out.toString();
+	}
+
+	static String loadAverage() {
 		try {
-			awaitDone(end, run, Duration.ofMinutes(3));
+			return Files.readString(Path.of("/proc/loadavg")).trim();
 		}
-		finally {
-			router.destroy();
-			router.waitFor(60, TimeUnit.SECONDS);
+		catch (IOException ex) {
+			return "unknown";
 		}
-		return verify(runId, in, out, run, end);
 	}
 
-	private List<String> verify(String runId, String in, String out, int run, Map<TopicPartition, Long> end) {
-		Verification verification = new Verification(Map.of("east", east.bootstrap, "west", west.bootstrap), runId, in, out);
-		boolean ok = verification.verify(Regions.load(), RECORDS_PER_RUN, end, "g-" + run);
-		return ok ? List.of() : verification.problems();
-	}
-
-	private static List<String> routerArgs(int run, String runId, String in, String out, Path dataDir) {
-		return List.of("--tandem.clusters.east.bootstrap-servers=" + east.bootstrap,
-				"--tandem.clusters.west.bootstrap-servers=" + west.bootstrap,
-				"--tandem.clusters.east.consumer.max.poll.records=50", "--tandem.transaction.slots=1",
-				"--tandem.transaction.instance-id=chaos-" + run,
-				"--tandem.coordinator.data-dir=" + dataDir.toAbsolutePath(), "--flights.group=g-" + run,
-				"--flights.run-id=" + runId, "--flights.input-topic=" + in, "--flights.output-topic=" + out,
-				"--server.port=0", "--logging.level.root=WARN", "--logging.level.dev.tandem=INFO");
-	}
-
-	private Map<TopicPartition, Long> load(String topic, String runId, int run) throws Exception {
-		Map<String, Object> config = new HashMap<>();
-		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, east.bootstrap);
-		config.put(ProducerConfig.ACKS_CONFIG, "all");
-		Map<TopicPartition, Long> end = new HashMap<>();
-		try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config, new ByteArraySerializer(),
-				new ByteArraySerializer())) {
-			for (int seq = 0; seq < RECORDS_PER_RUN; seq++) {
-				JsonNode flight = flights.get((run * RECORDS_PER_RUN + seq) % flights.size());
-				ObjectNode value = JSON.createObjectNode();
-				value.put("runId", runId);
-				value.put("seq", seq);
-				value.setAll((ObjectNode) flight);
-				producer.send(new ProducerRecord<>(topic, flight.get("origin").asString().getBytes(StandardCharsets.UTF_8),
-						JSON.writeValueAsBytes(value)), (metadata, ex) -> {
-							if (metadata != null) {
-								synchronized (end) {
-									end.merge(new TopicPartition(metadata.topic(), metadata.partition()),
-											metadata.offset() + 1, Math::max);
-								}
-							}
-						}).get();
-			}
-		}
-		for (int p = 0; p < 3; p++) {
-			end.putIfAbsent(new TopicPartition(topic, p), 0L);
-		}
-		return end;
-	}
-
-	private void awaitDone(Map<TopicPartition, Long> end, int run, Duration timeout) {
-		long target = end.values().stream().mapToLong(Long::longValue).sum();
-		await().atMost(timeout).pollInterval(Duration.ofMillis(500)).until(() -> committed(run, end) >= target);
-	}
-
-	private long committed(int run, Map<TopicPartition, Long> end) throws Exception {
-		try (Admin admin = Admin.create(Map.of("bootstrap.servers", east.bootstrap))) {
-			Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets("g-" + run)
-				.partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
-			return end.keySet().stream()
-				.mapToLong((tp) -> (offsets.get(tp) != null) ? offsets.get(tp).offset() : 0).sum();
-		}
+	private static double seconds(long startNanos) {
+		return (System.nanoTime() - startNanos) / 1e9;
 	}
 
 	/**
-	 * Starts the flight router as a separate JVM.
+	 * Counts of one table row.
 	 */
-	static final class Router {
+	private static final class Row {
 
-		static Process start(List<String> args, Path log) throws IOException {
-			List<String> command = new ArrayList<>(List.of(javaBin(), "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp",
-					System.getProperty("java.class.path"), FlightRouterApplication.class.getName()));
-			command.addAll(args);
-			return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+		int runs;
+
+		int passed;
+
+		long lost;
+
+		long duplicated;
+
+		long abortedVisible;
+
+		long outOfOrder;
+
+		long mirrored;
+
+		long heuristics;
+
+		double seconds;
+
+		void add(Run run) {
+			this.runs++;
+			this.passed += run.problems.isEmpty() ? 1 : 0;
+			this.lost += run.fact("lost");
+			this.duplicated += run.fact("duplicated");
+			this.abortedVisible += run.fact("aborted-but-visible transactions");
+			this.outOfOrder += run.fact("keys out of input order");
+			this.mirrored += run.fact("mirrored records of aborted source transactions");
+			this.heuristics += run.fact("heuristic outcomes reported");
+			this.seconds += run.seconds;
 		}
 
-	}
+		void merge(Row row) {
+			this.runs += row.runs;
+			this.passed += row.passed;
+			this.lost += row.lost;
+			this.duplicated += row.duplicated;
+			this.abortedVisible += row.abortedVisible;
+			this.outOfOrder += row.outOfOrder;
+			this.mirrored += row.mirrored;
+			this.heuristics += row.heuristics;
+			this.seconds += row.seconds;
+		}
 
-	static String javaBin() {
-		return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+		String cells() {
+			return String.format("%d | %d | %d | %d | %d | %d | %d | %d | %.1f", this.runs, this.passed, this.lost,
+					this.duplicated, this.abortedVisible, this.outOfOrder, this.mirrored, this.heuristics,
+					this.seconds / Math.max(1, this.runs));
+		}
+
 	}
 
 	/**
-	 * A {@link ClusterHost} process and its command channel.
+	 * One fault run: its topics, group, router incarnations, timeline and findings.
 	 */
-	static final class Host implements AutoCloseable {
+	private static final class Run {
 
-		final Process process;
+		final int index;
 
-		final String bootstrap;
+		final @Nullable Fault fault;
 
-		private final BufferedReader out;
+		final Mode mode;
 
-		private final BufferedWriter in;
+		final String runId;
 
-		private Host(Process process, String bootstrap, BufferedReader out, BufferedWriter in) {
-			this.process = process;
-			this.bootstrap = bootstrap;
-			this.out = out;
-			this.in = in;
+		final String input;
+
+		final String output;
+
+		final String group;
+
+		final String instanceId;
+
+		final Path dir;
+
+		final Map<String, Double> timeline = new LinkedHashMap<>();
+
+		/** Phases prepared while the previous run was checked (off the critical path). */
+		final Map<String, Double> prepareTimeline = new LinkedHashMap<>();
+
+		final List<String> problems = new ArrayList<>();
+
+		final List<String> incarnations = new ArrayList<>();
+
+		final List<Process> routers = new ArrayList<>();
+
+		ChaosEnvironment.@Nullable Standby standby;
+
+		@Nullable Exception preparation;
+
+		final Map<String, Object> facts = new LinkedHashMap<>();
+
+		final List<String> notes = new ArrayList<>();
+
+		InputLoader.Loaded loaded;
+
+		double seconds;
+
+		private long mark = System.nanoTime();
+
+		Run(int index, @Nullable Fault fault, Mode mode) {
+			this.index = index;
+			this.fault = fault;
+			this.mode = mode;
+			String name = (index < 0) ? "warmup" : String.format("%03d", index);
+			this.runId = "run-" + name + "-" + Long.toHexString(System.nanoTime() & 0xffffff);
+			this.input = "in-" + name;
+			this.output = "out-" + name;
+			this.group = "router-" + name;
+			this.instanceId = "chaos-" + name;
+			this.dir = RUNS.resolve("run-" + name);
 		}
 
-		static Host start(String name) throws IOException {
-			Path file = WORK.resolve(name + ".bootstrap");
-			Process process = new ProcessBuilder(javaBin(), "-Xmx768m", "-cp", System.getProperty("java.class.path"),
-					ClusterHost.class.getName(), name, file.toString())
-				.redirectError(WORK.resolve(name + "-host.err").toFile())
-				.start();
-			BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
-			BufferedWriter in = new BufferedWriter(new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8));
-			String line;
-			while ((line = out.readLine()) != null) {
-				if (line.startsWith("ready ")) {
-					return new Host(process, line.substring("ready ".length()).trim(), out, in);
-				}
-			}
-			throw new IllegalStateException("Cluster host " + name + " died during start-up");
-		}
-
-		synchronized String command(String command) throws IOException {
-			this.in.write(command);
-			this.in.newLine();
-			this.in.flush();
-			String line;
-			while ((line = this.out.readLine()) != null) {
-				if (line.startsWith("ok")) {
-					return line.substring(2).trim();
-				}
-				if (line.startsWith("error")) {
-					throw new IllegalStateException(command + ": " + line);
-				}
-			}
-			throw new IllegalStateException("Cluster host died on " + command);
-		}
-
-		@Override
-		public void close() {
+		/**
+		 * Creates the run's topics and, for an app fault, writes its input and launches the
+		 * first router's JVM; failures are kept for {@link #execute}.
+		 */
+		void prepare() {
 			try {
-				command("quit");
-				this.process.waitFor(60, TimeUnit.SECONDS);
+				createTopics();
+				if (this.fault.kind == Kind.APP) {
+					this.loaded = loader.load(this.input, PARTITIONS, this.runId, RECORDS, LOAD_CHUNK);
+					mark("load");
+				}
+				this.standby = env.routers.launch(log("a"), false);
+				mark("router JVM launch");
 			}
 			catch (Exception ex) {
-				this.process.destroyForcibly();
+				this.preparation = ex;
 			}
+			this.prepareTimeline.putAll(this.timeline);
+			this.timeline.clear();
+		}
+
+		void execute(Random random, Runnable whenChecking) {
+			long start = System.nanoTime();
+			this.mark = start;
+			boolean checking = false;
+			try {
+				if (this.preparation != null) {
+					throw this.preparation;
+				}
+				if (this.fault.kind == Kind.APP) {
+					appFault(random);
+				}
+				else {
+					infraFault(random);
+				}
+				this.routers.forEach(Process::destroy); // graceful stop, while the checker reads
+				checking = true;
+				whenChecking.run();
+				verify();
+				for (Process router : this.routers) {
+					if (!router.waitFor(2, TimeUnit.MINUTES)) {
+						this.problems.add("a router did not stop within 2 minutes of SIGTERM");
+					}
+				}
+				mark("router stop");
+				if (this.problems.isEmpty()) {
+					deleteTopics();
+				}
+			}
+			catch (Exception | AssertionError ex) {
+				this.problems.add("run aborted: " + ex);
+			}
+			finally {
+				this.routers.forEach(Process::destroyForcibly);
+				if (this.standby != null) {
+					this.standby.process.destroyForcibly();
+				}
+				this.seconds = seconds(start) + this.timeline.getOrDefault("wait for preparation", 0.0);
+				if (!checking) {
+					whenChecking.run();
+				}
+			}
+		}
+
+		void createTopics() {
+			CompletableFuture<Void> east = CompletableFuture.runAsync(() -> {
+				env.createTopic(Regions.EAST, this.input, PARTITIONS);
+				env.createTopic(Regions.EAST, this.output, PARTITIONS);
+			});
+			env.createTopic(Regions.WEST, this.output, PARTITIONS);
+			east.join();
+			mark("topics");
+		}
+
+		private void deleteTopics() {
+			// Kept when the run failed, for inspection; deleted otherwise so brokers stay small.
+			env.eastAdmin.deleteTopics(List.of(this.input, this.output));
+			env.westAdmin.deleteTopics(List.of(this.output));
+		}
+
+		private void appFault(Random random) throws Exception {
+			List<String> extra = new ArrayList<>();
+			int haltAt = 2 + random.nextInt(4);
+			if (this.fault.step != null) {
+				extra.add("--flights.halt-at-step=" + this.fault.step);
+				extra.add("--flights.halt-at-transaction=" + haltAt);
+			}
+			if (this.fault == Fault.HEURISTIC_TIMEOUT) {
+				extra.add("--tandem.transaction.timeout=5s");
+			}
+			Process first = startRouter(this.standby, "a", extra);
+			// The second router's JVM starts now, so it is up when the first one dies.
+			this.standby = env.routers.launch(log("b"), false);
+			if (this.fault.step != null) {
+				await().atMost(TIMEOUT).pollInterval(POLL).until(() -> !first.isAlive() || done());
+				if (first.isAlive()) {
+					this.problems.add("router did not reach " + this.fault.step + " " + haltAt + " times (too few transactions)");
+					return;
+				}
+				if (first.exitValue() != 137 || !Files.readString(log("a")).contains("HALT at " + this.fault.step)) {
+					this.problems.add("router exited " + first.exitValue() + " instead of halting at " + this.fault.step);
+					return;
+				}
+				mark("router a: start to halt");
+			}
+			else {
+				await().atMost(TIMEOUT).pollInterval(POLL).until(() -> progress(first) > 0);
+				// The fault itself: SIGKILL at a random moment of the run, not a wait for a condition.
+				Thread.sleep(random.nextInt(1500));
+				first.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+				this.notes.add("killed with " + env.committed(this.group, this.loaded.afterLastRecord.keySet()) + " of "
+						+ this.loaded.target() + " offsets committed");
+				mark("router a: start to kill");
+			}
+			if (this.fault == Fault.HEURISTIC_TIMEOUT) {
+				awaitBrokersAbortedTransactions();
+				mark("transaction timeout");
+			}
+			Process second = startRouter(this.standby, "b", List.of());
+			this.standby = null;
+			awaitDone(second);
+			mark("router b: start, recovery, rest");
+		}
+
+		private void infraFault(Random random) throws Exception {
+			AtomicBoolean stop = new AtomicBoolean();
+			CompletableFuture<InputLoader.Loaded> trickle = loader.trickle(this.input, PARTITIONS, this.runId, 5,
+					Duration.ofMillis(100), stop);
+			try {
+				Process router = startRouter(this.standby, "a", List.of());
+				this.standby = null;
+				await().atMost(TIMEOUT).pollInterval(POLL).until(() -> progress(router) > 0);
+				mark("router a: start to first commit");
+				switch (this.fault) {
+					case LEADER_BROKER_RESTART, LEADER_BROKER_KILL -> {
+						TopicPartition partition = new TopicPartition(this.output, random.nextInt(PARTITIONS));
+						int leader = env.west.leader(partition);
+						if (this.fault == Fault.LEADER_BROKER_KILL) {
+							env.west.kill(leader);
+						}
+						else {
+							env.west.stop(leader);
+						}
+						awaitMoreProgress(router);
+						env.west.restart(leader);
+						awaitFullIsr();
+						this.notes.add("west broker " + leader + " (leader of " + partition + ") "
+								+ ((this.fault == Fault.LEADER_BROKER_KILL) ? "killed" : "stopped") + " and restarted");
+					}
+					case ROLLING_RESTART_WEST -> env.west.rollingRestart(Map.of());
+					case COORDINATOR_LEADER_KILL -> {
+						CoordinatorPeer leader = env.coordinatorLeader();
+						leader.kill();
+						awaitMoreProgress(router);
+						leader.start();
+						await().atMost(TIMEOUT).pollInterval(POLL).until(leader::joined);
+						this.notes.add("coordinator leader " + leader.id + " killed and restarted");
+					}
+					default -> throw new IllegalStateException("not an infrastructure fault: " + this.fault);
+				}
+				mark("fault");
+				awaitMoreProgress(router);
+				stop.set(true);
+				this.loaded = trickle.join();
+				awaitDone(router);
+				mark("finish");
+			}
+			finally {
+				stop.set(true);
+			}
+		}
+
+		private void verify() {
+			Verification verification = new Verification(env.bootstrapServers(), this.runId, this.input, this.output)
+				.routerLogs(this.incarnations.stream().map(this::log).toList(), this.fault == Fault.HEURISTIC_TIMEOUT)
+				.incarnations(this.incarnations);
+			verification.verify(REGIONS, this.loaded.committed, Verification.endOffsets(env.east.bootstrap, this.input),
+					this.group);
+			this.facts.putAll(verification.facts());
+			this.problems.addAll(verification.problems());
+			this.notes.addAll(verification.explained());
+			mark("verify");
+		}
+
+		Path log(String incarnation) {
+			return this.dir.resolve("router-" + incarnation + ".log");
+		}
+
+		Process startRouter(ChaosEnvironment.Standby standby, String incarnation, List<String> extra) throws IOException {
+			List<String> args = new ArrayList<>(List.of("--tandem.clusters.east.bootstrap-servers=" + env.east.bootstrap,
+					"--tandem.clusters.west.bootstrap-servers=" + env.west.bootstrapServers(),
+					"--tandem.clusters.east.consumer.max.poll.records=" + MAX_POLL,
+					// Static membership (KIP-345): a restarted router takes its partitions back at once
+					"--tandem.clusters.east.consumer.group.instance.id=" + this.instanceId,
+					"--tandem.transaction.slots=1", "--tandem.transaction.instance-id=" + this.instanceId,
+					"--flights.group=" + this.group, "--flights.run-id=" + this.runId,
+					"--flights.input-topic=" + this.input, "--flights.output-topic=" + this.output,
+					"--flights.incarnation=" + incarnation, "--spring.main.web-application-type=none",
+					"--logging.level.root=WARN", "--logging.level.dev.tandem=INFO"));
+			if (this.mode == Mode.REMOTE) {
+				args.add("--tandem.coordinator.mode=remote");
+				args.add("--tandem.coordinator.peers=" + env.peerList());
+			}
+			else {
+				args.add("--tandem.coordinator.data-dir=" + this.dir.resolve("coordinator"));
+			}
+			args.addAll(extra);
+			Process router = standby.go(args);
+			this.routers.add(router);
+			this.incarnations.add(incarnation);
+			return router;
+		}
+
+		private long progress(Process router) {
+			if (!router.isAlive()) {
+				throw new IllegalStateException("the router exited with " + router.exitValue() + " (see its log in "
+						+ this.dir + ")");
+			}
+			return env.committed(this.group, partitions());
+		}
+
+		private Set<TopicPartition> partitions() {
+			return java.util.stream.IntStream.range(0, PARTITIONS)
+				.mapToObj((p) -> new TopicPartition(this.input, p))
+				.collect(Collectors.toSet());
+		}
+
+		private void awaitMoreProgress(Process router) {
+			long now = progress(router);
+			await().atMost(TIMEOUT).pollInterval(POLL).until(() -> progress(router) > now);
+		}
+
+		private boolean done() {
+			var offsets = env.committedOffsets(this.group);
+			return this.loaded.afterLastRecord.entrySet().stream().allMatch((end) -> end.getValue() == 0
+					|| (offsets.get(end.getKey()) != null && offsets.get(end.getKey()).offset() >= end.getValue()));
+		}
+
+		void awaitDone(Process router) {
+			await().atMost(TIMEOUT).pollInterval(POLL).until(() -> {
+				progress(router); // fails fast if the router died
+				return done();
+			});
+		}
+
+		private void awaitFullIsr() {
+			await().atMost(TIMEOUT).pollInterval(POLL).until(() -> env.westUnderReplicated() == 0);
+		}
+
+		/**
+		 * The router was killed after its decision: waits until each cluster's broker has
+		 * aborted the open transaction because its transaction.timeout.ms expired.
+		 */
+		private void awaitBrokersAbortedTransactions() {
+			for (String cluster : List.of(Regions.EAST, Regions.WEST)) {
+				String transactionalId = "flight-router." + cluster + "." + this.instanceId + ".0";
+				await().atMost(TIMEOUT).pollInterval(POLL).until(() -> {
+					TransactionDescription description = env.admin(cluster).describeTransactions(List.of(transactionalId))
+						.description(transactionalId).get(30, TimeUnit.SECONDS);
+					return !EnumSet.of(TransactionState.ONGOING, TransactionState.PREPARE_ABORT,
+							TransactionState.PREPARE_COMMIT).contains(description.state());
+				});
+			}
+		}
+
+		long fact(String name) {
+			Object value = this.facts.get(name);
+			return (value instanceof Number number) ? number.longValue() : 0;
+		}
+
+		private void mark(String phase) {
+			long now = System.nanoTime();
+			this.timeline.merge(phase, (now - this.mark) / 1e9, Double::sum);
+			this.mark = now;
+		}
+
+		String summary() {
+			String phases = this.timeline.entrySet().stream()
+				.map((e) -> e.getKey() + " " + String.format("%.1f", e.getValue()))
+				.collect(Collectors.joining(", "))
+					+ this.prepareTimeline.entrySet().stream()
+						.map((e) -> e.getKey() + " " + String.format("%.1f", e.getValue()))
+						.collect(Collectors.joining(", ", "; ahead: ", ""));
+			Map<String, Object> counts = new TreeMap<>();
+			for (String name : List.of("lost", "duplicated", "aborted-but-visible transactions", "keys out of input order",
+					"heuristic outcomes reported")) {
+				counts.put(name, fact(name));
+			}
+			return String.format("chaos run %3d %-24s %-8s %s %5.1f s [%s] %s%s%s", this.index, this.fault,
+					this.mode.name().toLowerCase(Locale.ROOT), this.problems.isEmpty() ? "PASS" : "FAIL", this.seconds,
+					phases, counts, this.notes.isEmpty() ? "" : " " + this.notes,
+					this.problems.isEmpty() ? "" : " PROBLEMS " + this.problems);
 		}
 
 	}

@@ -17,6 +17,9 @@ import dev.tandem.test.EmbeddedKafkaClusters;
  * {@code error <message>}: {@code create <topic> <partitions>}, {@code stop <broker>},
  * {@code restart <broker>}, {@code leader <topic> <partition>}, {@code brokers},
  * {@code move <topic>}, {@code quit}.
+ * <p>
+ * Brokers look for transactions past their {@code transaction.timeout.ms} every second (Kafka's
+ * default is every 10 s), so the suite's heuristic-outcome fault does not wait long.
  */
 public final class ClusterHost {
 
@@ -27,7 +30,10 @@ public final class ClusterHost {
 		String name = args[0];
 		Path bootstrapFile = Path.of(args[1]);
 		PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-		try (EmbeddedKafkaClusters clusters = EmbeddedKafkaClusters.builder().cluster(name, 3).build().start()) {
+		try (EmbeddedKafkaClusters clusters = EmbeddedKafkaClusters.builder()
+			.cluster(name, 3, Map.of("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000"))
+			.build()
+			.start()) {
 			EmbeddedKafkaCluster cluster = clusters.cluster(name);
 			Files.writeString(bootstrapFile, cluster.bootstrapServers());
 			out.println("ready " + cluster.bootstrapServers());
@@ -60,7 +66,7 @@ public final class ClusterHost {
 					out.println("ok");
 				}
 				catch (RuntimeException ex) {
-					out.println("error " + ex.getMessage().replace('\n', ' '));
+					out.println("error " + String.valueOf(ex.getMessage()).replace('\n', ' '));
 				}
 			}
 		}

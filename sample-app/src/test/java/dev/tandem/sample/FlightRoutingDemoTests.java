@@ -26,11 +26,13 @@ class FlightRoutingDemoTests {
 		assertThat(status).as(report).isZero();
 		assertThat(report).contains("RESULT: PASS")
 			.containsPattern("in-doubt transactions recovered after the hard stop\\s+1\\b")
-			.containsPattern("records in \\(flights on east, read_committed\\)\\s+20000\\b")
-			.containsPattern("flights-by-region on east \\(read_committed\\)\\s+14457\\b")
-			.containsPattern("flights-by-region on west \\(read_committed\\)\\s+5543\\b")
-			.containsPattern("duplicates\\s+0\\b")
+			.containsPattern("input records of the run \\(read_committed\\)\\s+20000\\b")
+			.containsPattern("output on east \\(read_committed, Java client\\)\\s+14457\\b")
+			.containsPattern("output on west \\(read_committed, Java client\\)\\s+5543\\b")
+			.containsPattern("duplicated\\s+0\\b")
 			.containsPattern("lost\\s+0\\b")
+			.containsPattern("aborted-but-visible transactions\\s+0\\b")
+			.containsPattern("keys out of input order\\s+0\\b")
 			.containsPattern("leadership move on west\\s+6 partitions moved");
 	}
 

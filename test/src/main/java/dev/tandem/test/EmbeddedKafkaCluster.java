@@ -2,37 +2,25 @@ package dev.tandem.test;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collection;
-import java.util.Collections;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
-import java.util.stream.Collectors;
 
 import kafka.server.BrokerServer;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
-import org.apache.kafka.common.errors.ElectionNotNeededException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
@@ -371,7 +359,7 @@ public final class EmbeddedKafkaCluster {
 	 * @since 0.1.0
 	 */
 	public void moveLeadership(TopicPartition partition, int newLeaderBrokerId) {
-		moveLeaderships(Map.of(partition, newLeaderBrokerId));
+		leadershipMoves().move(Map.of(partition, newLeaderBrokerId));
 	}
 
 	/**
@@ -386,130 +374,12 @@ public final class EmbeddedKafkaCluster {
 	 * @since 0.1.0
 	 */
 	public Map<TopicPartition, Integer> moveLeadership(String topic) {
-		for (TopicPartitionInfo info : describeTopic(topic).partitions()) {
-			if (info.replicas().size() < 2) {
-				throw new IllegalArgumentException("Cannot move the leadership of topic '" + topic + "' on cluster '"
-						+ this.name + "': partition " + info.partition() + " has a single replica");
-			}
-		}
-		Map<TopicPartition, Integer> targets = new LinkedHashMap<>();
-		Awaits.until(this.operationTimeout,
-				() -> "every partition of topic '" + topic + "' on cluster '" + this.name
-						+ "' has a leader and another in-sync replica",
-				() -> {
-					targets.clear();
-					for (TopicPartitionInfo info : describeTopic(topic).partitions()) {
-						Optional<Integer> next = nextInSyncReplica(info);
-						if (next.isEmpty()) {
-							return false;
-						}
-						targets.put(new TopicPartition(topic, info.partition()), next.get());
-					}
-					return true;
-				});
-		moveLeaderships(targets);
-		return Collections.unmodifiableMap(targets);
+		return leadershipMoves().moveTopic(topic);
 	}
 
-	private static Optional<Integer> nextInSyncReplica(TopicPartitionInfo info) {
-		int leader = leaderId(info);
-		List<Integer> replicas = ids(info.replicas());
-		List<Integer> isr = ids(info.isr());
-		int leaderIndex = replicas.indexOf(leader);
-		if (leader == NO_LEADER || leaderIndex < 0) {
-			return Optional.empty();
-		}
-		for (int i = 1; i < replicas.size(); i++) {
-			Integer candidate = replicas.get((leaderIndex + i) % replicas.size());
-			if (isr.contains(candidate)) {
-				return Optional.of(candidate);
-			}
-		}
-		return Optional.empty();
-	}
-
-	private void moveLeaderships(Map<TopicPartition, Integer> targets) {
-		long started = System.nanoTime();
-		Set<String> topics = targets.keySet().stream().map(TopicPartition::topic).collect(Collectors.toSet());
-		Map<TopicPartition, TopicPartitionInfo> current = describePartitions(topics);
-		Map<TopicPartition, List<Integer>> reorderedReplicas = new LinkedHashMap<>();
-		targets.forEach((partition, target) -> {
-			TopicPartitionInfo info = current.get(partition);
-			if (info == null) {
-				throw new IllegalArgumentException("Topic '" + partition.topic() + "' on cluster '" + this.name
-						+ "' has no partition " + partition.partition());
-			}
-			List<Integer> replicas = ids(info.replicas());
-			if (!replicas.contains(target)) {
-				throw new IllegalArgumentException("Broker " + target + " is not a replica of " + partition
-						+ " on cluster '" + this.name + "' (replicas " + replicas + ")");
-			}
-			List<Integer> reordered = new ArrayList<>(replicas.size());
-			reordered.add(target);
-			replicas.stream().filter((id) -> !id.equals(target)).forEach(reordered::add);
-			if (!reordered.equals(replicas)) {
-				reorderedReplicas.put(partition, reordered);
-			}
-		});
-		if (!reorderedReplicas.isEmpty()) {
-			Map<TopicPartition, Optional<NewPartitionReassignment>> reassignments = new LinkedHashMap<>();
-			reorderedReplicas.forEach((partition, replicas) -> reassignments.put(partition,
-					Optional.of(new NewPartitionReassignment(replicas))));
-			get(admin().alterPartitionReassignments(reassignments).all(),
-					() -> "reorder the replicas of " + reorderedReplicas);
-			Awaits.until(this.operationTimeout,
-					() -> "the replicas of " + reorderedReplicas.keySet() + " on cluster '" + this.name
-							+ "' are reordered",
-					() -> {
-						if (!get(admin().listPartitionReassignments(reorderedReplicas.keySet()).reassignments(),
-								() -> "list partition reassignments")
-							.isEmpty()) {
-							return false;
-						}
-						Map<TopicPartition, TopicPartitionInfo> infos = describePartitions(topics);
-						return reorderedReplicas.entrySet()
-							.stream()
-							.allMatch((entry) -> ids(infos.get(entry.getKey()).replicas()).equals(entry.getValue()));
-					});
-		}
-		Awaits.until(this.operationTimeout,
-				() -> "the leaders of " + targets + " on cluster '" + this.name + "' are elected",
-				() -> electPreferredLeaders(targets, topics));
-		logger.info("Moved leadership of {} on cluster '{}' in {} ms", targets, this.name,
-				Duration.ofNanos(System.nanoTime() - started).toMillis());
-	}
-
-	/**
-	 * One round of the preferred election: {@code true} when every running broker sees the
-	 * target leaders; otherwise elects those that still differ and returns {@code false}.
-	 */
-	private boolean electPreferredLeaders(Map<TopicPartition, Integer> targets, Set<String> topics) {
-		List<BrokerServer> brokers = runningBrokers();
-		Set<TopicPartition> pending = targets.entrySet()
-			.stream()
-			.filter((entry) -> !brokers.stream().allMatch((broker) -> isLeader(broker, entry.getKey(), entry.getValue())))
-			.map(Map.Entry::getKey)
-			.collect(Collectors.toSet());
-		if (pending.isEmpty()) {
-			return true;
-		}
-		Map<TopicPartition, TopicPartitionInfo> infos = describePartitions(topics);
-		Set<TopicPartition> toElect = pending.stream()
-			.filter((partition) -> leaderId(infos.get(partition)) != targets.get(partition))
-			.collect(Collectors.toSet());
-		if (!toElect.isEmpty()) {
-			Map<TopicPartition, Optional<Throwable>> results = get(
-					admin().electLeaders(ElectionType.PREFERRED, toElect).partitions(),
-					() -> "elect the preferred leaders of " + toElect);
-			for (Map.Entry<TopicPartition, Optional<Throwable>> result : results.entrySet()) {
-				Throwable error = result.getValue().orElse(null);
-				if (error != null && !(error instanceof ElectionNotNeededException)) {
-					throw new EmbeddedKafkaClusterException("Preferred leader election of " + result.getKey()
-							+ " on cluster '" + this.name + "' failed, will retry", error);
-				}
-			}
-		}
-		return false;
+	private LeadershipMoves leadershipMoves() {
+		return new LeadershipMoves(this.name, this.operationTimeout, this::admin, (partition,
+				leader) -> runningBrokers().stream().allMatch((broker) -> isLeader(broker, partition, leader)));
 	}
 
 	private static boolean isLeader(BrokerServer broker, TopicPartition partition, int brokerId) {
@@ -627,42 +497,16 @@ public final class EmbeddedKafkaCluster {
 			.get(topic);
 	}
 
-	private Map<TopicPartition, TopicPartitionInfo> describePartitions(Collection<String> topics) {
-		Map<String, TopicDescription> descriptions = get(admin().describeTopics(topics).allTopicNames(),
-				() -> "describe topics " + topics);
-		Map<TopicPartition, TopicPartitionInfo> infos = new HashMap<>();
-		descriptions.forEach((topic, description) -> description.partitions()
-			.forEach((info) -> infos.put(new TopicPartition(topic, info.partition()), info)));
-		return infos;
-	}
-
 	private static int leaderId(TopicPartitionInfo info) {
-		Node leader = info.leader();
-		return (leader == null || leader.isEmpty()) ? NO_LEADER : leader.id();
+		return LeadershipMoves.leaderId(info);
 	}
 
 	private static List<Integer> ids(List<Node> nodes) {
-		return nodes.stream().map(Node::id).toList();
+		return LeadershipMoves.ids(nodes);
 	}
 
 	private <T> T get(KafkaFuture<T> future, Supplier<String> action) {
-		try {
-			return future.get(this.operationTimeout.toMillis(), TimeUnit.MILLISECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new EmbeddedKafkaClusterException(
-					"Interrupted while trying to " + action.get() + " on cluster '" + this.name + "'", ex);
-		}
-		catch (ExecutionException ex) {
-			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
-			throw new EmbeddedKafkaClusterException(
-					"Failed to " + action.get() + " on cluster '" + this.name + "': " + cause.getMessage(), cause);
-		}
-		catch (TimeoutException ex) {
-			throw new EmbeddedKafkaClusterException("Timed out after " + this.operationTimeout.toMillis()
-					+ " ms trying to " + action.get() + " on cluster '" + this.name + "'", ex);
-		}
+		return KafkaFutures.get(future, this.operationTimeout, this.name, action);
 	}
 
 	@Override

@@ -449,29 +449,7 @@ public final class EmbeddedKafkaClusters implements AutoCloseable {
 		}
 
 		private Map<String, Object> defaultBrokerProperties(int brokers) {
-			String replicationFactor = String.valueOf(Math.min(3, brokers));
-			String minIsr = String.valueOf(Math.min(2, brokers));
-			String minInSyncReplicas = (this.minInSyncReplicas != null)
-					? String.valueOf(Math.min(this.minInSyncReplicas, brokers)) : minIsr;
-			Map<String, Object> properties = new LinkedHashMap<>();
-			properties.put("offsets.topic.replication.factor", replicationFactor);
-			properties.put("offsets.topic.num.partitions", "3");
-			properties.put("transaction.state.log.replication.factor", replicationFactor);
-			properties.put("transaction.state.log.min.isr", minIsr);
-			properties.put("transaction.state.log.num.partitions", "3");
-			properties.put("share.coordinator.state.topic.replication.factor", replicationFactor);
-			properties.put("share.coordinator.state.topic.min.isr", minIsr);
-			properties.put("default.replication.factor", replicationFactor);
-			properties.put("min.insync.replicas", minInSyncReplicas);
-			properties.put("group.initial.rebalance.delay.ms", "0");
-			properties.put("broker.session.timeout.ms", "2000");
-			properties.put("broker.heartbeat.interval.ms", "500");
-			properties.put("replica.fetch.backoff.ms", "50");
-			properties.put("auto.create.topics.enable", "false");
-			properties.put("unclean.leader.election.enable", "false");
-			properties.put("unstable.api.versions.enable", "false");
-			properties.put("unstable.feature.versions.enable", "false");
-			return properties;
+			return BrokerDefaults.of(brokers, this.minInSyncReplicas);
 		}
 
 	}

@@ -1,4 +1,4 @@
-package dev.tandem.failover;
+package dev.tandem.transaction.internals;
 
 import java.time.Duration;
 import java.util.HashMap;
@@ -19,9 +19,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Guards the one place where the failover package reaches into kafka-clients internals: if
- * a kafka-clients upgrade moves the producer's or consumer's {@code Metadata}, these tests
- * fail (the leader cache would silently lose leader epochs otherwise). No broker needed.
+ * Guards the reflection behind the failover leader cache: if a kafka-clients upgrade moves the
+ * producer's or consumer's {@code Metadata} or the methods read on it, these tests fail (the
+ * leader cache would otherwise silently lose leader epochs and its "no broker answers" state).
+ * No broker needed.
  */
 class LeaderSourceTests {
 
@@ -32,12 +33,15 @@ class LeaderSourceTests {
 		try (KafkaProducer<String, String> producer = new KafkaProducer<>(properties, new StringSerializer(),
 				new StringSerializer())) {
 			LeaderSource source = LeaderSource.forProducer(producer);
-			assertThat(source).isInstanceOf(LeaderSource.MetadataSource.class);
+			assertThat(source).isInstanceOf(MetadataLeaderSource.class);
 			assertThat(source.epochs()).isTrue();
 			Object version = source.version();
 			assertThat(source.version()).isSameAs(version);
 			assertThat(source.leader(version, new TopicPartition("unknown", 0))).isNull();
 			assertThat(source.partitions(version, "unknown")).isEmpty();
+			// a client that has not reached any broker: no update yet, the bootstrap one pending
+			assertThat(source.lastMetadataUpdateMs()).isEqualTo(LeaderSource.LeaderTerm.UNKNOWN);
+			assertThat(source.metadataUpdatePending()).isTrue();
 		}
 	}
 
@@ -52,8 +56,9 @@ class LeaderSourceTests {
 				new StringDeserializer());
 		try {
 			LeaderSource source = LeaderSource.forConsumer(consumer);
-			assertThat(source).isInstanceOf(LeaderSource.MetadataSource.class);
+			assertThat(source).isInstanceOf(MetadataLeaderSource.class);
 			assertThat(source.version()).isNotNull();
+			assertThat(source.lastMetadataUpdateMs()).isEqualTo(LeaderSource.LeaderTerm.UNKNOWN);
 		}
 		finally {
 			consumer.close(CloseOptions.timeout(Duration.ZERO));
