@@ -2,7 +2,12 @@ package dev.tandem.autoconfigure;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
@@ -19,6 +24,7 @@ import dev.tandem.autoconfigure.coordinator.TandemCoordinatorAutoConfiguration;
 import dev.tandem.autoconfigure.failover.TandemFailoverAutoConfiguration;
 import dev.tandem.autoconfigure.kafka.TandemKafkaAutoConfiguration;
 import dev.tandem.autoconfigure.transaction.TandemTransactionAutoConfiguration;
+import dev.tandem.failover.BrokerReachability;
 import dev.tandem.failover.ClusterLeadersDescriptor;
 import dev.tandem.failover.PartitionLeaderDescriptor;
 import dev.tandem.test.EmbeddedKafkaClusters;
@@ -28,7 +34,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * {@code /actuator/kafkaleaders} on a real 3-broker cluster: the leader cache of a Tandem client
- * shows a moved leader, with a higher leader epoch, within a second of the client's next send.
+ * shows a moved leader, with a higher leader epoch, within a second of the client's next send,
+ * and under steady traffic within a second of the cluster reporting the move.
  */
 class KafkaLeadersEndpointTests {
 
@@ -41,6 +48,7 @@ class KafkaLeadersEndpointTests {
 	static void start() {
 		kafka = EmbeddedKafkaClusters.builder().cluster("east", 3).build().start();
 		kafka.cluster("east").createTopic("leaders", 1, (short) 3);
+		kafka.cluster("east").createTopic("steady", 1, (short) 3);
 	}
 
 	@AfterAll
@@ -50,45 +58,99 @@ class KafkaLeadersEndpointTests {
 
 	@Test
 	void leaderMoveShowsWithinASecondWithAHigherEpoch() {
-		new ApplicationContextRunner()
+		contextRunner().run((context) -> {
+			assertThat(context).hasNotFailed().hasSingleBean(KafkaLeadersEndpoint.class);
+			KafkaLeadersEndpoint endpoint = context.getBean(KafkaLeadersEndpoint.class);
+			@SuppressWarnings("unchecked")
+			KafkaTemplate<String, String> template = context.getBean("eastKafkaTemplate", KafkaTemplate.class);
+			template.send("leaders", "k", "before").get();
+			TopicPartition partition = new TopicPartition("leaders", 0);
+			PartitionLeaderDescriptor before = await().atMost(Duration.ofSeconds(5))
+				.until(() -> leader(endpoint, partition), Optional::isPresent)
+				.orElseThrow();
+			assertThat(before.leaderId()).isEqualTo(kafka.cluster("east").leader(partition));
+			assertThat(endpoint.leaders().readiness()).containsKey("east");
+
+			int newLeader = kafka.cluster("east").replicas(partition).stream()
+				.filter((id) -> !id.equals(before.leaderId())).findFirst().orElseThrow();
+			kafka.cluster("east").moveLeadership(partition, newLeader);
+			template.send("leaders", "k", "after").get();
+			await().atMost(Duration.ofSeconds(1)).untilAsserted(() -> {
+				PartitionLeaderDescriptor after = leader(endpoint, partition).orElseThrow();
+				assertThat(after.leaderId()).isEqualTo(newLeader);
+				assertThat(after.leaderEpoch()).isNotNull().isGreaterThan(before.leaderEpoch());
+			});
+		});
+	}
+
+	/**
+	 * Under steady traffic the endpoint needs no help from the test: within a second of the
+	 * cluster reporting the new leader (every broker knows it), it shows it.
+	 */
+	@Test
+	void underSteadyTrafficALeaderMoveShowsWithinASecondOfTheClusterReportingIt() {
+		contextRunner().run((context) -> {
+			KafkaLeadersEndpoint endpoint = context.getBean(KafkaLeadersEndpoint.class);
+			@SuppressWarnings("unchecked")
+			KafkaTemplate<String, String> template = context.getBean("eastKafkaTemplate", KafkaTemplate.class);
+			TopicPartition partition = new TopicPartition("steady", 0);
+			AtomicBoolean sending = new AtomicBoolean(true);
+			AtomicLong acknowledged = new AtomicLong();
+			List<Throwable> failures = new CopyOnWriteArrayList<>();
+			Thread sender = new Thread(() -> {
+				while (sending.get()) {
+					try {
+						template.send("steady", 0, "k", "v").get(30, TimeUnit.SECONDS);
+						acknowledged.incrementAndGet();
+					}
+					catch (Exception ex) {
+						failures.add(ex);
+						return;
+					}
+				}
+			}, "steady-sender");
+			sender.start();
+			try {
+				await().atMost(Duration.ofSeconds(30))
+					.until(() -> acknowledged.get() > 20 && leader(endpoint, partition).isPresent());
+				PartitionLeaderDescriptor before = leader(endpoint, partition).orElseThrow();
+				int newLeader = kafka.cluster("east").replicas(partition).stream()
+					.filter((id) -> !id.equals(before.leaderId())).findFirst().orElseThrow();
+				kafka.cluster("east").moveLeadership(partition, newLeader);
+				await().atMost(Duration.ofSeconds(1)).pollInterval(Duration.ofMillis(20)).untilAsserted(() -> {
+					PartitionLeaderDescriptor after = leader(endpoint, partition).orElseThrow();
+					assertThat(after.leaderId()).isEqualTo(newLeader);
+					assertThat(after.leaderEpoch()).isNotNull().isGreaterThan(before.leaderEpoch());
+				});
+				assertThat(endpoint.cluster("east").leaders().clients())
+					.allSatisfy((client) -> assertThat(client.brokers()).isEqualTo(BrokerReachability.REACHABLE));
+			}
+			finally {
+				sending.set(false);
+				sender.join(30_000);
+			}
+			assertThat(failures).isEmpty();
+		});
+	}
+
+	private ApplicationContextRunner contextRunner() {
+		return new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(TandemFailoverAutoConfiguration.class, TandemAutoConfiguration.class,
 					TandemCoordinatorAutoConfiguration.class, TandemTransactionAutoConfiguration.class,
 					TandemKafkaAutoConfiguration.class, TandemActuatorAutoConfiguration.class))
 			.withPropertyValues("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
 					"tandem.transaction.enabled=false", "management.endpoints.web.exposure.include=kafkaleaders",
-					"tandem.coordinator.data-dir=" + this.dataDir)
-			.run((context) -> {
-				assertThat(context).hasNotFailed().hasSingleBean(KafkaLeadersEndpoint.class);
-				KafkaLeadersEndpoint endpoint = context.getBean(KafkaLeadersEndpoint.class);
-				@SuppressWarnings("unchecked")
-				KafkaTemplate<String, String> template = context.getBean("eastKafkaTemplate", KafkaTemplate.class);
-				template.send("leaders", "k", "before").get();
-				TopicPartition partition = new TopicPartition("leaders", 0);
-				PartitionLeaderDescriptor before = await().atMost(Duration.ofSeconds(5))
-					.until(() -> leader(endpoint), Optional::isPresent).orElseThrow();
-				assertThat(before.leaderId()).isEqualTo(kafka.cluster("east").leader(partition));
-				assertThat(endpoint.leaders().readiness()).containsKey("east");
-
-				int newLeader = kafka.cluster("east").replicas(partition).stream()
-					.filter((id) -> !id.equals(before.leaderId())).findFirst().orElseThrow();
-				kafka.cluster("east").moveLeadership(partition, newLeader);
-				template.send("leaders", "k", "after").get();
-				await().atMost(Duration.ofSeconds(1)).untilAsserted(() -> {
-					PartitionLeaderDescriptor after = leader(endpoint).orElseThrow();
-					assertThat(after.leaderId()).isEqualTo(newLeader);
-					assertThat(after.leaderEpoch()).isNotNull().isGreaterThan(before.leaderEpoch());
-				});
-			});
+					"tandem.coordinator.data-dir=" + this.dataDir);
 	}
 
-	private static Optional<PartitionLeaderDescriptor> leader(KafkaLeadersEndpoint endpoint) {
-		ClusterLeadersDescriptor east = endpoint.topic("east", "leaders");
+	private static Optional<PartitionLeaderDescriptor> leader(KafkaLeadersEndpoint endpoint, TopicPartition partition) {
+		ClusterLeadersDescriptor east = endpoint.topic("east", partition.topic());
 		if (east == null) {
 			return Optional.empty();
 		}
 		return east.clients().stream()
 			.flatMap((client) -> client.partitions().stream())
-			.filter((p) -> p.partition() == 0 && p.leaderId() != null)
+			.filter((p) -> p.partition() == partition.partition() && p.leaderId() != null)
 			.findFirst();
 	}
 

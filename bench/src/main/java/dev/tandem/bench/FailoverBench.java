@@ -4,33 +4,39 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToLongFunction;
 
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.utils.AppInfoParser;
 
 import dev.tandem.bench.LatencyLog.WindowStats;
 import dev.tandem.failover.FailoverProfile;
-import dev.tandem.test.EmbeddedKafkaCluster;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.KafkaProcessCluster;
 
 /**
  * The KIP-951 scenario: a 3-broker cluster, a topic of 100 partitions with replication
  * factor 3, producers sending real flight records at a steady rate, and repeated
  * disturbances: the leadership of all partitions moved at once (reassignment plus preferred
- * leader election), or the broker leading the most partitions shut down gracefully. All
- * clients run side by side against the same cluster during the same disturbances, so their
- * numbers compare within one run:
+ * leader election), the broker leading the most partitions shut down gracefully, or that
+ * broker killed ({@code SIGKILL}). All clients run side by side against the same cluster
+ * during the same disturbances, so their numbers compare within one run:
  * <ul>
  * <li>{@code defaults}: the managed kafka-clients (4.1.2) with default settings;</li>
  * <li>{@code tandem}: the same client with {@link FailoverProfile#standard()};</li>
@@ -39,10 +45,17 @@ import dev.tandem.test.EmbeddedKafkaClusters;
  * <li>{@code defaults-consumer} and {@code tandem-consumer}: consumers of all partitions with
  * default settings and with the profile; their "latency" is the end-to-end delay of each
  * record (poll time minus create time), so a fetch pause after a leader change shows up as
- * late records: the consumer's time to resume fetching.</li>
+ * late records and their recovery time is the consumer's time to resume fetching.</li>
  * </ul>
- * Brokers run in this JVM (Kafka's KRaft test kit), once with {@code replica.fetch.backoff.ms}
- * 50 ms ({@code tuned}) and once with Kafka's 1000 ms ({@code stock}).
+ * The controller and each broker run in a JVM of their own ({@link KafkaProcessCluster}, with
+ * Kafka's production JVM settings: 1 GB heap, G1, 20 ms pause goal), so broker garbage
+ * collection and JIT do not stall the clients' JVM, and a kill is a real {@code SIGKILL}.
+ * Broker settings alternate between {@code tuned} ({@code replica.fetch.backoff.ms=50},
+ * {@code broker.session.timeout.ms=2000}, {@code broker.heartbeat.interval.ms=500}) and
+ * {@code stock} (Kafka's defaults 1000, 9000, 2000) by rolling restarts of the same cluster,
+ * in the order A B B A A B ... so that slow drift of the machine's load hits both alike; after
+ * each switch one unmeasured leadership move warms the restarted brokers up. Within a trial
+ * the order of the scenarios rotates.
  * <p>
  * For every disturbance and client it reports produce latency p50, p99, p99.9 and max of the
  * records sent from the start of the disturbance to the end of the observation window, and
@@ -52,13 +65,23 @@ import dev.tandem.test.EmbeddedKafkaClusters;
  * <p>
  * Arguments ({@code --name value}): {@code --data} flights JSON file (required),
  * {@code --legacy-jar} kafka-clients 3.6.x jar (required for {@code legacy}),
- * {@code --report-dir} (default {@code .}), {@code --trials} (5), {@code --scenarios}
- * ({@code move,shutdown}), {@code --clients} (all five),
+ * {@code --report-dir} (default {@code .}), {@code --trials} per broker setting (5),
+ * {@code --scenarios} ({@code move,shutdown,kill}), {@code --clients} (all five),
  * {@code --brokers} ({@code tuned,stock}), {@code --rate} records per second per client
- * (500), {@code --partitions} (100), {@code --settle-ms} (3000), {@code --observe-ms} (5000),
- * {@code --warmup-moves} unmeasured leadership moves first (1), {@code --clean-p99-ms} (250):
- * trials where a producer's p99 before the disturbance exceeded this are marked noisy and
- * left out of the medians if any trial is clean.
+ * (500), {@code --partitions} (100), {@code --settle-ms} (3000), {@code --observe-ms} (5000;
+ * for {@code kill} at least {@code broker.session.timeout.ms} + 5000), {@code --warmup-moves}
+ * unmeasured leadership moves at start and after each switch of broker settings (1),
+ * {@code --broker-heap} (1g), {@code --clean-p99-ms} (250): trials where a producer's p99
+ * before the disturbance exceeded this are marked noisy and left out of the medians if any
+ * trial is clean.
+ * <p>
+ * The real run (about 13 minutes on two idle cores; check {@code uptime} first: the numbers
+ * mean nothing on a busy machine):
+ * <pre class="code">
+ * mvn -B -Pbench -pl bench -am -DskipTests verify -Dbench.args="--trials 5"
+ * </pre>
+ * A smoke run that only proves the harness works (about 4 minutes):
+ * {@code -Dbench.args="--trials 1 --settle-ms 1000 --observe-ms 2000 --rate 100 --partitions 12"}.
  *
  * @author Tandem
  * @since 0.1.0
@@ -103,59 +126,45 @@ public final class FailoverBench {
 	}
 
 	private void run() throws Exception {
+		long benchStarted = System.nanoTime();
 		Path data = Path.of(required("data"));
 		FlightRecords records = FlightRecords.read(data);
 		int trials = intOption("trials", 5);
 		int rate = intOption("rate", 500);
 		int partitions = intOption("partitions", 100);
-		List<String> scenarios = List.of(option("scenarios", "move,shutdown").split(","));
-		List<String> clients = List.of(option("clients", "defaults,tandem,legacy,defaults-consumer,tandem-consumer").split(","));
-		List<String> brokerSettings = List.of(option("brokers", "tuned,stock").split(","));
+		List<String> scenarios = List.of(option("scenarios", "move,shutdown,kill").split(","));
+		List<String> clientNames = List.of(
+				option("clients", "defaults,tandem,legacy,defaults-consumer,tandem-consumer").split(","));
+		List<String> settings = List.of(option("brokers", "tuned,stock").split(","));
+		settings.forEach(FailoverBench::brokerSettings);
+		scenarios.forEach((scenario) -> {
+			if (!List.of("move", "shutdown", "kill").contains(scenario)) {
+				throw new IllegalArgumentException("--scenarios takes move, shutdown and/or kill, not " + scenario);
+			}
+		});
+		List<String> brokerJvm = List.of("-Xms" + option("broker-heap", "1g"), "-Xmx" + option("broker-heap", "1g"),
+				"-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
+				"-XX:+ExplicitGCInvokesConcurrent", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true");
 		line("# Failover bench (KIP-951 scenario), " + LocalDateTime.now().withNano(0));
 		line("");
 		line("Command args: " + String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()) + " "
 				+ this.options);
-		line("Machine: " + Runtime.getRuntime().availableProcessors() + " cores, load average "
-				+ String.format(Locale.ROOT, "%.2f", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage())
-				+ " at start; brokers in this JVM (KRaft test kit, 1 controller + 3 brokers)");
+		line("Machine: " + Runtime.getRuntime().availableProcessors() + " cores, load average " + loadAverage()
+				+ " at start; brokers in separate processes (1 controller + 3 brokers, Kafka "
+				+ AppInfoParser.getVersion() + ", JVM " + String.join(" ", brokerJvm) + ")");
 		line("Records: " + records.size() + " flights from " + data + "; " + rate + " records/s per client, "
 				+ partitions + " partitions, RF 3, min.insync.replicas 2, acks=all, idempotent; " + trials
-				+ " trials per scenario");
+				+ " trials per scenario and broker setting");
 		line("");
-		for (String brokers : brokerSettings) {
-			runCluster(brokers, scenarios, clients, trials, rate, partitions, records, data);
-		}
-		Path reportDir = Path.of(option("report-dir", "."));
-		Files.createDirectories(reportDir);
-		Path file = reportDir.resolve("failover-bench-"
-				+ LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".md");
-		Files.writeString(file, this.report);
-		System.out.println("Report written to " + file);
-	}
-
-	private String required(String name) {
-		String value = this.options.get(name);
-		if (value == null) {
-			throw new IllegalArgumentException("--" + name + " is required");
-		}
-		return value;
-	}
-
-	private void runCluster(String brokers, List<String> scenarios, List<String> clientNames, int trials, int rate,
-			int partitions, FlightRecords records, Path data) throws Exception {
-		Map<String, Object> brokerProperties = new LinkedHashMap<>();
-		switch (brokers) {
-			case "tuned" -> brokerProperties.put("replica.fetch.backoff.ms", "50");
-			case "stock" -> brokerProperties.put("replica.fetch.backoff.ms", "1000");
-			default -> throw new IllegalArgumentException("--brokers takes tuned and/or stock, not " + brokers);
-		}
-		progress("Starting 3-broker cluster (" + brokers + ": " + brokerProperties + ")");
-		try (EmbeddedKafkaClusters clusters = EmbeddedKafkaClusters.builder()
-			.cluster("bench", 3, brokerProperties)
-			.operationTimeout(java.time.Duration.ofMinutes(2))
+		List<String> order = settingsOrder(settings, trials);
+		progress("Starting 3-broker cluster (" + order.get(0) + ": " + brokerSettings(order.get(0)) + ")");
+		try (KafkaProcessCluster cluster = KafkaProcessCluster.builder()
+			.name("bench")
+			.brokerProperties(brokerSettings(order.get(0)))
+			.jvmOptions(brokerJvm)
+			.operationTimeout(Duration.ofMinutes(3))
 			.build()
 			.start()) {
-			EmbeddedKafkaCluster cluster = clusters.cluster("bench");
 			cluster.createTopic(TOPIC, partitions, (short) 3);
 			Map<String, LatencyLog> logs = new LinkedHashMap<>();
 			List<AutoCloseable> running = new ArrayList<>();
@@ -184,53 +193,141 @@ public final class FailoverBench {
 				}
 			}
 			long settleMs = intOption("settle-ms", 3000);
-			long observeMs = intOption("observe-ms", 5000);
 			TimeUnit.MILLISECONDS.sleep(settleMs * 2);
-			for (int i = 0; i < intOption("warmup-moves", 1); i++) {
-				// JIT and connection warm-up: the first leadership move is always the slowest
-				awaitFullIsr(cluster, partitions);
-				cluster.moveLeadership(TOPIC);
-				TimeUnit.MILLISECONDS.sleep(settleMs);
-			}
 			List<Event> events = new ArrayList<>();
-			for (int trial = 1; trial <= trials; trial++) {
-				for (String scenario : scenarios) {
-					awaitFullIsr(cluster, partitions);
-					TimeUnit.MILLISECONDS.sleep(settleMs);
-					long start = System.currentTimeMillis();
-					Integer stopped = null;
-					switch (scenario) {
-						case "move" -> cluster.moveLeadership(TOPIC);
-						case "shutdown" -> {
-							stopped = busiestBroker(cluster);
-							cluster.stopBroker(stopped);
-						}
-						default -> throw new IllegalArgumentException("Unknown scenario " + scenario);
+			String current = null;
+			for (int block = 0; block < order.size(); block++) {
+				String setting = order.get(block);
+				if (!setting.equals(current)) {
+					if (current != null) {
+						progress("Switching brokers to " + setting + " " + brokerSettings(setting) + " (rolling restart)");
+						cluster.rollingRestart(brokerSettings(setting));
+						rebalance(cluster, partitions);
 					}
-					long eventEnd = System.currentTimeMillis();
-					TimeUnit.MILLISECONDS.sleep(observeMs);
-					long end = System.currentTimeMillis();
-					if (stopped != null) {
-						cluster.restartBroker(stopped);
-					}
-					events.add(new Event(scenario, trial, start - settleMs, start, eventEnd, end));
-					progress(brokers + " " + scenario + " trial " + trial + ": disturbance took " + (eventEnd - start)
-							+ " ms" + ((stopped != null) ? " (stopped broker " + stopped + ")" : ""));
+					current = setting;
+					warmUp(cluster, partitions, settleMs);
+				}
+				int trial = block / settings.size() + 1;
+				for (int i = 0; i < scenarios.size(); i++) {
+					String scenario = scenarios.get((i + block) % scenarios.size());
+					events.add(disturb(cluster, setting, scenario, trial, partitions, settleMs));
 				}
 			}
 			for (AutoCloseable client : running) {
 				client.close();
 			}
-			line("## Brokers " + brokers + " " + brokerProperties
-					+ ((legacyVersion != null) ? "; legacy kafka-clients " + legacyVersion : ""));
+			line("Legacy client: " + ((legacyVersion != null) ? "kafka-clients " + legacyVersion : "not run")
+					+ "; load average " + loadAverage() + " at the end; run took "
+					+ Duration.ofNanos(System.nanoTime() - benchStarted).toSeconds() + " s");
 			line("");
-			for (String scenario : scenarios) {
-				report(scenario, events.stream().filter((event) -> event.scenario().equals(scenario)).toList(), logs);
+			for (String setting : settings) {
+				line("## Brokers " + setting + " " + brokerSettings(setting));
+				line("");
+				for (String scenario : scenarios) {
+					report(scenario, events.stream()
+						.filter((event) -> event.setting().equals(setting) && event.scenario().equals(scenario))
+						.toList(), logs);
+				}
 			}
+		}
+		Path reportDir = Path.of(option("report-dir", "."));
+		Files.createDirectories(reportDir);
+		Path file = reportDir.resolve("failover-bench-"
+				+ LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".md");
+		Files.writeString(file, this.report);
+		System.out.println("Report written to " + file);
+	}
+
+	private String required(String name) {
+		String value = this.options.get(name);
+		if (value == null) {
+			throw new IllegalArgumentException("--" + name + " is required");
+		}
+		return value;
+	}
+
+	/**
+	 * Broker settings in the order A B B A A B ...: each setting's trials spread over the
+	 * whole run, and one rolling restart per trial rather than two.
+	 */
+	private static List<String> settingsOrder(List<String> settings, int trials) {
+		List<String> order = new ArrayList<>();
+		for (int trial = 0; trial < trials; trial++) {
+			List<String> round = new ArrayList<>(settings);
+			if (trial % 2 == 1) {
+				Collections.reverse(round);
+			}
+			order.addAll(round);
+		}
+		return order;
+	}
+
+	private static Map<String, Object> brokerSettings(String setting) {
+		return switch (setting) {
+			case "tuned" -> orderedMap("replica.fetch.backoff.ms", 50, "broker.session.timeout.ms", 2000,
+					"broker.heartbeat.interval.ms", 500);
+			case "stock" -> orderedMap("replica.fetch.backoff.ms", 1000, "broker.session.timeout.ms", 9000,
+					"broker.heartbeat.interval.ms", 2000);
+			default -> throw new IllegalArgumentException("--brokers takes tuned and/or stock, not " + setting);
+		};
+	}
+
+	private static Map<String, Object> orderedMap(Object... keysAndValues) {
+		Map<String, Object> map = new LinkedHashMap<>();
+		for (int i = 0; i < keysAndValues.length; i += 2) {
+			map.put((String) keysAndValues[i], keysAndValues[i + 1]);
+		}
+		return map;
+	}
+
+	/**
+	 * Unmeasured leadership moves: JIT and connection warm-up, since the first move after
+	 * brokers (re)start is always the slowest.
+	 */
+	private void warmUp(KafkaProcessCluster cluster, int partitions, long settleMs) throws Exception {
+		for (int i = 0; i < intOption("warmup-moves", 1); i++) {
+			awaitFullIsr(cluster, partitions);
+			cluster.moveLeadership(TOPIC);
+			TimeUnit.MILLISECONDS.sleep(settleMs);
 		}
 	}
 
-	private ProducerLoop producer(String name, FailoverProfile profile, EmbeddedKafkaCluster cluster, int partitions,
+	private Event disturb(KafkaProcessCluster cluster, String setting, String scenario, int trial, int partitions,
+			long settleMs) throws Exception {
+		awaitFullIsr(cluster, partitions);
+		TimeUnit.MILLISECONDS.sleep(settleMs);
+		long observeMs = intOption("observe-ms", 5000);
+		long start = System.currentTimeMillis();
+		Integer victim = null;
+		switch (scenario) {
+			case "move" -> cluster.moveLeadership(TOPIC);
+			case "shutdown" -> {
+				victim = busiestBroker(cluster);
+				cluster.stop(victim);
+			}
+			case "kill" -> {
+				victim = busiestBroker(cluster);
+				cluster.kill(victim);
+				// the controller fences a killed broker only after its session expires
+				observeMs = Math.max(observeMs,
+						((Number) brokerSettings(setting).get("broker.session.timeout.ms")).longValue() + 5000);
+			}
+			default -> throw new IllegalArgumentException("Unknown scenario " + scenario);
+		}
+		long eventEnd = System.currentTimeMillis();
+		TimeUnit.MILLISECONDS.sleep(observeMs);
+		long end = System.currentTimeMillis();
+		if (victim != null) {
+			cluster.restart(victim);
+			awaitFullIsr(cluster, partitions);
+			rebalance(cluster, partitions);
+		}
+		progress(setting + " " + scenario + " trial " + trial + ": disturbance took " + (eventEnd - start) + " ms"
+				+ ((victim != null) ? " (broker " + victim + ")" : "") + ", load average " + loadAverage());
+		return new Event(setting, scenario, trial, start - settleMs, start, eventEnd, end);
+	}
+
+	private ProducerLoop producer(String name, FailoverProfile profile, KafkaProcessCluster cluster, int partitions,
 			int rate, FlightRecords records, LatencyLog log) {
 		Map<String, Object> properties = new HashMap<>();
 		properties.put("bootstrap.servers", cluster.bootstrapServers());
@@ -240,17 +337,16 @@ public final class FailoverBench {
 			.start();
 	}
 
-	private static Map<String, Object> consumerProperties(EmbeddedKafkaCluster cluster, String name) {
+	private static Map<String, Object> consumerProperties(KafkaProcessCluster cluster, String name) {
 		Map<String, Object> properties = new HashMap<>();
 		properties.put("bootstrap.servers", cluster.bootstrapServers());
 		properties.put("client.id", name);
 		return properties;
 	}
 
-	private static int busiestBroker(EmbeddedKafkaCluster cluster) throws Exception {
-		TopicDescription description = cluster.admin().describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC);
+	private static int busiestBroker(KafkaProcessCluster cluster) throws Exception {
 		Map<Integer, Integer> leaderships = new HashMap<>();
-		for (TopicPartitionInfo info : description.partitions()) {
+		for (TopicPartitionInfo info : describe(cluster).partitions()) {
 			if (info.leader() != null) {
 				leaderships.merge(info.leader().id(), 1, Integer::sum);
 			}
@@ -258,10 +354,44 @@ public final class FailoverBench {
 		return leaderships.entrySet().stream().max(Map.Entry.comparingByValue()).orElseThrow().getKey();
 	}
 
-	private static void awaitFullIsr(EmbeddedKafkaCluster cluster, int partitions) throws Exception {
+	/**
+	 * Give every partition back to its preferred (first) replica, so that each trial starts
+	 * from leaderships spread evenly over the brokers.
+	 */
+	private static void rebalance(KafkaProcessCluster cluster, int partitions) throws Exception {
 		long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
 		while (true) {
-			TopicDescription description = cluster.admin().describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC);
+			List<TopicPartition> notPreferred = new ArrayList<>();
+			for (TopicPartitionInfo info : describe(cluster).partitions()) {
+				if (info.leader() == null || info.leader().id() != info.replicas().get(0).id()) {
+					notPreferred.add(new TopicPartition(TOPIC, info.partition()));
+				}
+			}
+			if (notPreferred.isEmpty()) {
+				return;
+			}
+			if (System.nanoTime() > deadline) {
+				throw new IllegalStateException(notPreferred.size() + " partitions of " + TOPIC
+						+ " did not return to their preferred leader");
+			}
+			try {
+				cluster.admin().electLeaders(ElectionType.PREFERRED, new HashSet<>(notPreferred)).all().get();
+			}
+			catch (ExecutionException ex) {
+				// some elections not needed or not yet possible: check again
+			}
+			TimeUnit.MILLISECONDS.sleep(200);
+		}
+	}
+
+	private static TopicDescription describe(KafkaProcessCluster cluster) throws Exception {
+		return cluster.admin().describeTopics(List.of(TOPIC)).allTopicNames().get().get(TOPIC);
+	}
+
+	private static void awaitFullIsr(KafkaProcessCluster cluster, int partitions) throws Exception {
+		long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+		while (true) {
+			TopicDescription description = describe(cluster);
 			boolean full = description.partitions().size() == partitions && description.partitions()
 				.stream()
 				.allMatch((info) -> info.leader() != null && info.isr().size() == info.replicas().size());
@@ -275,9 +405,16 @@ public final class FailoverBench {
 		}
 	}
 
+	private static String loadAverage() {
+		return String.format(Locale.ROOT, "%.2f", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+	}
+
 	private void report(String scenario, List<Event> events, Map<String, LatencyLog> logs) {
-		line("### " + (scenario.equals("move") ? "Leadership of all partitions moved (reassignment + preferred election)"
-				: "Graceful shutdown of the broker leading the most partitions"));
+		line("### " + switch (scenario) {
+			case "move" -> "Leadership of all partitions moved (reassignment + preferred election)";
+			case "shutdown" -> "Graceful shutdown of the broker leading the most partitions";
+			default -> "SIGKILL of the broker leading the most partitions";
+		});
 		line("");
 		Map<String, List<WindowStats>> stats = new LinkedHashMap<>();
 		Map<String, List<WindowStats>> baselines = new LinkedHashMap<>();
@@ -422,8 +559,8 @@ public final class FailoverBench {
 	/**
 	 * One disturbance; times are wall clock ms.
 	 */
-	private record Event(String scenario, int trial, long baselineStartMs, long startMs, long eventEndMs,
-			long endMs) {
+	private record Event(String setting, String scenario, int trial, long baselineStartMs, long startMs,
+			long eventEndMs, long endMs) {
 
 	}
 

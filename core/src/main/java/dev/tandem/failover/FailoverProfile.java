@@ -34,8 +34,9 @@ import org.jspecify.annotations.Nullable;
  * ratio 1.01-1.04 for the move, 0.96-1.03 for the shutdown), as expected: both disturbances
  * are graceful, so KIP-951 hints and controlled shutdown do the work the profile cannot
  * improve on. The profile targets the ungraceful paths (dead hosts, silent leaders, replaced
- * clusters), which that bench does not exercise yet; broker settings bound failover as much
- * as the client does (see {@link FailoverReadiness}).
+ * clusters), which that bench did not exercise; broker settings bound failover as much as
+ * the client does (see {@link FailoverReadiness}). The bench now runs its brokers as separate
+ * processes and adds a {@code SIGKILL} scenario; it has not yet been run on an idle machine.
  * <p>
  * Not part of the profile, on purpose: {@code acks} and {@code enable.idempotence} (the
  * kafka-clients defaults {@code all} and {@code true} are what keeps failover retries free of

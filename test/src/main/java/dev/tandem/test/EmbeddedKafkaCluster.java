@@ -484,29 +484,23 @@ public final class EmbeddedKafkaCluster {
 	}
 
 	private TopicPartitionInfo partitionInfo(TopicPartition partition) {
-		return describeTopic(partition.topic()).partitions()
-			.stream()
-			.filter((info) -> info.partition() == partition.partition())
-			.findFirst()
-			.orElseThrow(() -> new IllegalArgumentException("Topic '" + partition.topic() + "' on cluster '"
-					+ this.name + "' has no partition " + partition.partition()));
+		return AdminQueries.partitionInfo(admin(), this.operationTimeout, this.name, partition);
 	}
 
 	private TopicDescription describeTopic(String topic) {
-		return get(admin().describeTopics(List.of(topic)).allTopicNames(), () -> "describe topic '" + topic + "'")
-			.get(topic);
+		return AdminQueries.describeTopic(admin(), this.operationTimeout, this.name, topic);
 	}
 
 	private static int leaderId(TopicPartitionInfo info) {
-		return LeadershipMoves.leaderId(info);
+		return AdminQueries.leaderId(info);
 	}
 
 	private static List<Integer> ids(List<Node> nodes) {
-		return LeadershipMoves.ids(nodes);
+		return AdminQueries.ids(nodes);
 	}
 
 	private <T> T get(KafkaFuture<T> future, Supplier<String> action) {
-		return KafkaFutures.get(future, this.operationTimeout, this.name, action);
+		return AdminQueries.get(future, this.operationTimeout, this.name, action);
 	}
 
 	@Override

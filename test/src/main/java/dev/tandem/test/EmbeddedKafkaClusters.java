@@ -2,11 +2,8 @@ package dev.tandem.test;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -240,7 +237,7 @@ public final class EmbeddedKafkaClusters implements AutoCloseable {
 		Path directory = this.baseDirectory;
 		if (directory != null) {
 			try {
-				deleteRecursively(directory);
+				Directories.deleteRecursively(directory);
 			}
 			catch (IOException | UncheckedIOException ex) {
 				failures.add(ex);
@@ -264,30 +261,6 @@ public final class EmbeddedKafkaClusters implements AutoCloseable {
 			throw new IllegalStateException(
 					"Embedded Kafka clusters " + names() + " are " + this.state + ", not RUNNING; call start() first");
 		}
-	}
-
-	private static void deleteRecursively(Path directory) throws IOException {
-		if (!Files.exists(directory)) {
-			return;
-		}
-		Files.walkFileTree(directory, new SimpleFileVisitor<>() {
-
-			@Override
-			public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) throws IOException {
-				Files.deleteIfExists(file);
-				return FileVisitResult.CONTINUE;
-			}
-
-			@Override
-			public FileVisitResult postVisitDirectory(Path dir, @Nullable IOException ex) throws IOException {
-				if (ex != null) {
-					throw ex;
-				}
-				Files.deleteIfExists(dir);
-				return FileVisitResult.CONTINUE;
-			}
-
-		});
 	}
 
 	@Override

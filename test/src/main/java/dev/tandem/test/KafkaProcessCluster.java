@@ -8,11 +8,8 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -207,7 +204,7 @@ public final class KafkaProcessCluster implements AutoCloseable {
 						logger.warn("A port of Kafka cluster '{}' was taken; retrying on other ports", this.name);
 						for (KafkaNode node : allNodes()) {
 							node.port = 0;
-							deleteRecursively(node.dataDirectory(directory));
+							Directories.deleteRecursively(node.dataDirectory(directory));
 						}
 					}
 				}
@@ -775,7 +772,7 @@ public final class KafkaProcessCluster implements AutoCloseable {
 		Path directory = this.directory;
 		if (directory != null) {
 			try {
-				deleteRecursively(directory);
+				Directories.deleteRecursively(directory);
 			}
 			catch (IOException | UncheckedIOException ex) {
 				logger.warn("Could not delete the directory {} of Kafka cluster '{}'", directory, this.name, ex);
@@ -825,25 +822,19 @@ public final class KafkaProcessCluster implements AutoCloseable {
 	}
 
 	private TopicPartitionInfo partitionInfo(TopicPartition partition) {
-		return describeTopic(partition.topic()).partitions()
-			.stream()
-			.filter((info) -> info.partition() == partition.partition())
-			.findFirst()
-			.orElseThrow(() -> new IllegalArgumentException("Topic '" + partition.topic() + "' on cluster '"
-					+ this.name + "' has no partition " + partition.partition()));
+		return AdminQueries.partitionInfo(admin(), this.operationTimeout, this.name, partition);
 	}
 
 	private TopicDescription describeTopic(String topic) {
-		return get(admin().describeTopics(List.of(topic)).allTopicNames(), () -> "describe topic '" + topic + "'")
-			.get(topic);
+		return AdminQueries.describeTopic(admin(), this.operationTimeout, this.name, topic);
 	}
 
 	private static int leaderId(TopicPartitionInfo info) {
-		return LeadershipMoves.leaderId(info);
+		return AdminQueries.leaderId(info);
 	}
 
 	private <T> T get(KafkaFuture<T> future, Supplier<String> action) {
-		return KafkaFutures.get(future, this.operationTimeout, this.name, action);
+		return AdminQueries.get(future, this.operationTimeout, this.name, action);
 	}
 
 	private KafkaNode broker(int brokerId) {
@@ -902,30 +893,6 @@ public final class KafkaProcessCluster implements AutoCloseable {
 		logback.append("  <root level=\"WARN\"><appender-ref ref=\"OUT\"/></root>\n</configuration>\n");
 		Files.writeString(directory.resolve("logback.xml"), logback);
 		Files.writeString(directory.resolve("log4j2.properties"), log4j);
-	}
-
-	private static void deleteRecursively(Path directory) throws IOException {
-		if (!Files.exists(directory)) {
-			return;
-		}
-		Files.walkFileTree(directory, new SimpleFileVisitor<>() {
-
-			@Override
-			public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) throws IOException {
-				Files.deleteIfExists(file);
-				return FileVisitResult.CONTINUE;
-			}
-
-			@Override
-			public FileVisitResult postVisitDirectory(Path dir, @Nullable IOException ex) throws IOException {
-				if (ex != null) {
-					throw ex;
-				}
-				Files.deleteIfExists(dir);
-				return FileVisitResult.CONTINUE;
-			}
-
-		});
 	}
 
 	@Override

@@ -5,6 +5,9 @@ import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * Main class of one node (controller or broker) of a {@link KafkaProcessCluster}: formats the
  * node's log directory with Kafka's storage tool unless it is formatted already, then runs
@@ -20,20 +23,23 @@ import java.nio.charset.StandardCharsets;
  */
 final class KafkaProcessMain {
 
+	private static final Logger logger = LoggerFactory.getLogger(KafkaProcessMain.class);
+
 	private KafkaProcessMain() {
 	}
 
 	public static void main(String[] args) throws Exception {
 		if (args.length != 2) {
-			System.err.println("Usage: KafkaProcessMain <cluster id> <server.properties>");
+			logger.error("Usage: KafkaProcessMain <cluster id> <server.properties>");
 			Runtime.getRuntime().halt(2);
 		}
 		watchParent(System.in);
+		// the storage tool reports on a stream; this process's output is the node's log file
 		PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
 		int formatted = kafka.tools.StorageTool
 			.execute(new String[] { "format", "--cluster-id", args[0], "--config", args[1], "--ignore-formatted" }, out);
 		if (formatted != 0) {
-			System.err.println("Kafka's storage tool failed with exit code " + formatted);
+			logger.error("Kafka's storage tool failed with exit code {}", formatted);
 			Runtime.getRuntime().halt(formatted);
 		}
 		kafka.Kafka.main(new String[] { args[1] });
@@ -49,7 +55,7 @@ final class KafkaProcessMain {
 			catch (IOException ex) {
 				// treated as end of stream
 			}
-			System.err.println("Parent process gone; halting");
+			logger.warn("Parent process gone; halting");
 			Runtime.getRuntime().halt(137);
 		}, "tandem-parent-watchdog");
 		watchdog.setDaemon(true);

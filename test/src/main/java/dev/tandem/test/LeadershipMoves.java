@@ -202,17 +202,16 @@ final class LeadershipMoves {
 		return infos;
 	}
 
-	static int leaderId(TopicPartitionInfo info) {
-		Node leader = info.leader();
-		return (leader == null || leader.isEmpty()) ? EmbeddedKafkaCluster.NO_LEADER : leader.id();
+	private static int leaderId(TopicPartitionInfo info) {
+		return AdminQueries.leaderId(info);
 	}
 
-	static List<Integer> ids(List<Node> nodes) {
-		return nodes.stream().map(Node::id).toList();
+	private static List<Integer> ids(List<Node> nodes) {
+		return AdminQueries.ids(nodes);
 	}
 
 	private <T> T get(KafkaFuture<T> future, Supplier<String> action) {
-		return KafkaFutures.get(future, this.timeout, this.cluster, action);
+		return AdminQueries.get(future, this.timeout, this.cluster, action);
 	}
 
 }
