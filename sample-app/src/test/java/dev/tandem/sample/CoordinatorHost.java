@@ -25,6 +25,7 @@ public final class CoordinatorHost {
 	}
 
 	public static void main(String[] args) throws Exception {
+		CoordinatorServer.useCommonPoolForAsyncTasks();
 		PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
 		try (CoordinatorServer server = CoordinatorServer.builder(args[0], CoordinatorGroup.parse(args[1]), Path.of(args[2]))
 			.build()) {

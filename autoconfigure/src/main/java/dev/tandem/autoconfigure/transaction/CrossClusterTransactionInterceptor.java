@@ -92,7 +92,14 @@ public class CrossClusterTransactionInterceptor implements MethodInterceptor {
 					throw new TransactionAbortedException("Listener transaction " + ex.getTransactionId()
 							+ " was resolved as aborted; its records are delivered again", ex);
 				}
-				logger.info("In-doubt listener transaction {} resolved as {}", ex.getTransactionId(), state);
+				if (state == TransactionState.HEURISTIC_MIXED) {
+					// Not redelivered: that would duplicate the records of the clusters that committed
+					logger.error("In-doubt listener transaction {} resolved with a HEURISTIC outcome (some clusters "
+							+ "committed, others aborted); its records are not delivered again", ex.getTransactionId());
+				}
+				else {
+					logger.info("In-doubt listener transaction {} resolved as {}", ex.getTransactionId(), state);
+				}
 				return null;
 			}
 			catch (java.util.concurrent.TimeoutException timeout) {
