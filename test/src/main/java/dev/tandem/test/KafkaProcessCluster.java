@@ -75,8 +75,9 @@ import org.slf4j.LoggerFactory;
  * {@code <node>.log} in the cluster's directory (WARN and above, plus start-up and shutdown
  * lines).
  * <p>
- * A usable 1 + 3 cluster takes about 10 to 20 seconds to start on two cores (four JVMs
- * start in parallel). {@link #close()} kills every node and deletes the directory; a JVM
+ * A usable 1 + 3 cluster took 9 to 47 seconds to start on this project's shared two-core
+ * machine at load averages of 10 to 35 (four JVMs start in parallel); a broker restart 6 to 46
+ * seconds. {@link #close()} kills every node and deletes the directory; a JVM
  * shutdown hook does the same if the cluster is not closed, and every node halts by itself
  * when this JVM ends abnormally (it watches its standard input, a pipe from this JVM).
  * <p>
