@@ -20,6 +20,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarEntry;
 import java.util.jar.JarOutputStream;
@@ -51,6 +53,13 @@ import static org.awaitility.Awaitility.await;
 final class ChaosEnvironment implements AutoCloseable {
 
 	static final Path WORK = Path.of("target/chaos").toAbsolutePath();
+
+	/** Runs the suite's background work (the common pool has one thread on two cores). */
+	static final ExecutorService BACKGROUND = Executors.newCachedThreadPool((runnable) -> {
+		Thread thread = new Thread(runnable, "chaos-background");
+		thread.setDaemon(true);
+		return thread;
+	});
 
 	final ClusterProcess east;
 
@@ -86,21 +95,25 @@ final class ChaosEnvironment implements AutoCloseable {
 		int[] ports = freePorts(3);
 		String peerList = java.util.stream.IntStream.range(0, 3).mapToObj((i) -> "c" + i + "=127.0.0.1:" + ports[i])
 			.collect(Collectors.joining(","));
-		CompletableFuture<ClusterProcess> east = CompletableFuture.supplyAsync(() -> ClusterProcess.start("east"));
+		// Every JVM of the suite runs from jars copied under target/chaos: recompiling the module
+		// while a long lot runs does not change what a restarted process loads.
+		RouterLauncher routers = RouterLauncher.prepare();
+		CompletableFuture<ClusterProcess> east = CompletableFuture
+			.supplyAsync(() -> ClusterProcess.start("east", routers.classpath), BACKGROUND);
 		CompletableFuture<KafkaProcessCluster> west = CompletableFuture.supplyAsync(() -> KafkaProcessCluster.builder()
 			.name("west")
 			.brokers(3)
+			.classPath(routers.classpath)
 			// the heuristic-outcome fault waits for brokers to abort timed-out transactions (default: every 10 s)
 			.brokerProperty("transaction.abort.timed.out.transaction.cleanup.interval.ms", 1000)
 			.build()
-			.start());
+			.start(), BACKGROUND);
 		List<CoordinatorPeer> peers = new ArrayList<>();
 		for (int i = 0; i < 3; i++) {
-			peers.add(new CoordinatorPeer("c" + i, peerList, WORK.resolve("coordinator/c" + i)));
+			peers.add(new CoordinatorPeer("c" + i, peerList, WORK.resolve("coordinator/c" + i), routers.classpath));
 		}
 		List<CompletableFuture<Void>> starting = peers.stream()
-			.map((peer) -> CompletableFuture.runAsync(peer::start)).toList();
-		RouterLauncher routers = RouterLauncher.prepare();
+			.map((peer) -> CompletableFuture.runAsync(peer::start, BACKGROUND)).toList();
 		CompletableFuture.allOf(starting.toArray(CompletableFuture[]::new)).join();
 		return new ChaosEnvironment(east.join(), west.join(), peers, routers);
 	}
@@ -161,16 +174,15 @@ final class ChaosEnvironment implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the coordinator peer that leads, as the running peers report it.
+	 * Returns the coordinator peer that leads, as the running peers report it, waiting while
+	 * an election runs.
 	 */
 	CoordinatorPeer coordinatorLeader() {
-		for (CoordinatorPeer peer : this.peers) {
-			String[] status = peer.status();
-			if (status != null && "LEADER".equals(status[0])) {
-				return peer;
-			}
-		}
-		throw new IllegalStateException("No coordinator peer leads");
+		return await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(100))
+			.until(() -> this.peers.stream().filter((peer) -> {
+				String[] status = peer.status();
+				return status != null && "LEADER".equals(status[0]);
+			}).findFirst().orElse(null), java.util.Objects::nonNull);
 	}
 
 	@Override
@@ -238,11 +250,11 @@ final class ChaosEnvironment implements AutoCloseable {
 			this.in = in;
 		}
 
-		static ClusterProcess start(String name) {
+		static ClusterProcess start(String name, String classpath) {
 			try {
 				Path file = WORK.resolve(name + ".bootstrap");
-				Process process = new ProcessBuilder(javaBin(), "-Xmx768m", "-XX:+UseSerialGC", "-cp",
-						System.getProperty("java.class.path"), ClusterHost.class.getName(), name, file.toString())
+				Process process = new ProcessBuilder(javaBin(), "-Xmx768m", "-XX:+UseSerialGC", "-cp", classpath,
+						ClusterHost.class.getName(), name, file.toString())
 					.redirectError(WORK.resolve(name + "-host.err").toFile())
 					.start();
 				BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
@@ -306,6 +318,8 @@ final class ChaosEnvironment implements AutoCloseable {
 
 		final Path dataDir;
 
+		private final String classpath;
+
 		private @Nullable Process process;
 
 		private @Nullable BufferedReader out;
@@ -314,10 +328,11 @@ final class ChaosEnvironment implements AutoCloseable {
 
 		private int starts;
 
-		CoordinatorPeer(String id, String peerList, Path dataDir) {
+		CoordinatorPeer(String id, String peerList, Path dataDir, String classpath) {
 			this.id = id;
 			this.peerList = peerList;
 			this.dataDir = dataDir;
+			this.classpath = classpath;
 		}
 
 		synchronized void start() {
@@ -325,7 +340,7 @@ final class ChaosEnvironment implements AutoCloseable {
 				Files.createDirectories(this.dataDir);
 				Path log = WORK.resolve("coordinator/" + this.id + "-" + (this.starts++) + ".log");
 				Process started = new ProcessBuilder(javaBin(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-						"-cp", System.getProperty("java.class.path"), CoordinatorHost.class.getName(), this.id, this.peerList,
+						"-cp", this.classpath, CoordinatorHost.class.getName(), this.id, this.peerList,
 						this.dataDir.toString())
 					.redirectError(log.toFile())
 					.start();
@@ -445,7 +460,7 @@ final class ChaosEnvironment implements AutoCloseable {
 		private static final List<String> JVM_OPTIONS = List.of("-Xmx384m", "-Xss512k", "-XX:+UseSerialGC",
 				"-XX:TieredStopAtLevel=1");
 
-		private final String classpath;
+		final String classpath;
 
 		private final Path archive;
 

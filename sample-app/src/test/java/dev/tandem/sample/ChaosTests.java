@@ -143,7 +143,7 @@ class ChaosTests {
 		long start = System.nanoTime();
 		env = ChaosEnvironment.start();
 		loader = new InputLoader(env.east.bootstrap);
-		System.out.printf("chaos: clusters and 3 coordinator peers up in %.1f s%n", seconds(start));
+		System.out.printf("chaos: clusters and 3 coordinator peers up in %.1f s (load %s)%n", seconds(start), loadAverage());
 		warmUp();
 	}
 
@@ -259,7 +259,7 @@ class ChaosTests {
 		return CompletableFuture.supplyAsync(() -> {
 			run.prepare();
 			return run;
-		});
+		}, ChaosEnvironment.BACKGROUND);
 	}
 
 	private static List<Fault> faults() {
@@ -276,12 +276,20 @@ class ChaosTests {
 				+ "out-of-order keys | aborted source mirrored | heuristics reported | mean s/run |%n"));
 		out.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
 		Row total = new Row();
-		table.forEach((name, row) -> {
+		Map<String, Row> sorted = new TreeMap<>(java.util.Comparator
+			.comparing((String name) -> Fault.valueOf(name.split(" ")[0]).ordinal())
+			.thenComparing((String name) -> name.split(" ")[1], java.util.Comparator.reverseOrder()));
+		sorted.putAll(table);
+		sorted.forEach((name, row) -> {
 			String[] parts = name.split(" ");
 			out.append(String.format("| %s | %s | %s |%n", parts[0], parts[1], row.cells()));
 			total.merge(row);
 		});
 		out.append(String.format("| all | | %s |%n", total.cells()));
+		out.append(String.format("%nfaults:%n"));
+		for (Fault fault : Fault.values()) {
+			out.append(String.format("  %-24s %s%n", fault, fault.description));
+		}
 		out.append(String.format("%n%d runs in %.0f s (%.1f s per run); load average at the end %s%n", runs, seconds,
 				seconds / Math.max(1, runs), loadAverage()));
 		out.append("mean seconds per phase (over the runs that have it; 'ahead:' phases overlap the previous run's check):\n");
@@ -487,7 +495,7 @@ class ChaosTests {
 			CompletableFuture<Void> east = CompletableFuture.runAsync(() -> {
 				env.createTopic(Regions.EAST, this.input, PARTITIONS);
 				env.createTopic(Regions.EAST, this.output, PARTITIONS);
-			});
+			}, ChaosEnvironment.BACKGROUND);
 			env.createTopic(Regions.WEST, this.output, PARTITIONS);
 			east.join();
 			mark("topics");
@@ -707,9 +715,9 @@ class ChaosTests {
 					"heuristic outcomes reported")) {
 				counts.put(name, fact(name));
 			}
-			return String.format("chaos run %3d %-24s %-8s %s %5.1f s [%s] %s%s%s", this.index, this.fault,
+			return String.format("chaos run %3d %-24s %-8s %s %5.1f s (load %s) [%s] %s%s%s", this.index, this.fault,
 					this.mode.name().toLowerCase(Locale.ROOT), this.problems.isEmpty() ? "PASS" : "FAIL", this.seconds,
-					phases, counts, this.notes.isEmpty() ? "" : " " + this.notes,
+					loadAverage().split(" ")[0], phases, counts, this.notes.isEmpty() ? "" : " " + this.notes,
 					this.problems.isEmpty() ? "" : " PROBLEMS " + this.problems);
 		}
 

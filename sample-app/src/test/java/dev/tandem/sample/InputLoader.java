@@ -126,7 +126,7 @@ final class InputLoader implements AutoCloseable {
 				}
 			}
 			return loaded;
-		});
+		}, ChaosEnvironment.BACKGROUND);
 	}
 
 	private void writeChunk(Loaded loaded, int count, boolean abort) {
