@@ -1,6 +1,5 @@
 package dev.tandem.bench;
 
-import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -106,14 +105,7 @@ public final class FailoverBench {
 	 * @throws Exception if the run fails
 	 */
 	public static void main(String[] args) throws Exception {
-		Map<String, String> options = new HashMap<>();
-		for (int i = 0; i + 1 < args.length; i += 2) {
-			if (!args[i].startsWith("--")) {
-				throw new IllegalArgumentException("Expected --name value pairs, got '" + args[i] + "'");
-			}
-			options.put(args[i].substring(2), args[i + 1]);
-		}
-		new FailoverBench(options).run();
+		new FailoverBench(BenchOptions.parse(args)).run();
 		System.exit(0);
 	}
 

@@ -1,6 +1,5 @@
 package dev.tandem.bench.atomicity;
 
-import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -9,7 +8,6 @@ import java.time.Duration;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,7 +17,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -30,6 +27,7 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.tandem.bench.BenchOptions;
 import dev.tandem.bench.FlightRecords;
 import dev.tandem.coordinator.EmbeddedCoordinator;
 import dev.tandem.test.EmbeddedKafkaClusters;
@@ -138,8 +136,8 @@ public final class CostOfAtomicityBench {
 		this.scenarioNames = Arrays.stream(option("scenarios", "single,tandem-2,tandem-3,chained").split(","))
 			.map(String::trim).toList();
 		this.rounds = Integer.parseInt(option("rounds", "5"));
-		this.slice = duration(option("slice", "6s"));
-		this.warmup = duration(option("warmup", "2s"));
+		this.slice = BenchOptions.duration(option("slice", "6s"));
+		this.warmup = BenchOptions.duration(option("warmup", "2s"));
 		this.concurrency = Integer.parseInt(option("concurrency", "1"));
 		String spread = option("spread", "total");
 		if (!spread.equals("total") && !spread.equals("per-cluster")) {
@@ -157,16 +155,7 @@ public final class CostOfAtomicityBench {
 	 * @throws Exception if the clusters or the coordinator cannot start, or a scenario fails
 	 */
 	public static void main(String[] args) throws Exception {
-		Map<String, String> options = new HashMap<>();
-		for (int i = 0; i + 1 < args.length; i += 2) {
-			if (!args[i].startsWith("--")) {
-				throw new IllegalArgumentException("Expected --name value pairs, got '" + args[i] + "'");
-			}
-			options.put(args[i].substring(2), args[i + 1]);
-		}
-		if (args.length % 2 != 0) {
-			throw new IllegalArgumentException("Expected --name value pairs, got a lone '" + args[args.length - 1] + "'");
-		}
+		Map<String, String> options = BenchOptions.parse(args);
 		CostOfAtomicityBench bench = new CostOfAtomicityBench(options);
 		String report = bench.run();
 		System.out.println(report);
@@ -253,7 +242,7 @@ public final class CostOfAtomicityBench {
 			}
 		}
 		finally {
-			deleteRecursively(work);
+			BenchOptions.deleteRecursively(work);
 		}
 		return report(startedAt, loadAtStart, setup.toString(), Duration.ofNanos(System.nanoTime() - runStart));
 	}
@@ -522,24 +511,6 @@ public final class CostOfAtomicityBench {
 
 	private static void progress(String message) {
 		System.err.println(LocalDateTime.now().withNano(0) + " " + message);
-	}
-
-	private static Duration duration(String text) {
-		String trimmed = text.trim();
-		if (trimmed.endsWith("ms")) {
-			return Duration.ofMillis(Long.parseLong(trimmed.substring(0, trimmed.length() - 2)));
-		}
-		return Duration.ofSeconds(Long.parseLong(trimmed.endsWith("s") ? trimmed.substring(0, trimmed.length() - 1)
-				: trimmed));
-	}
-
-	private static void deleteRecursively(Path directory) {
-		try (Stream<Path> paths = Files.walk(directory)) {
-			paths.sorted(Comparator.reverseOrder()).forEach((path) -> path.toFile().delete());
-		}
-		catch (IOException ex) {
-			logger.warn("Could not delete {}: {}", directory, ex.toString());
-		}
 	}
 
 	/** One transaction's result: records carried and nanoseconds spent in commit calls. */

@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,8 +20,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
-import java.util.stream.Stream;
 
+import dev.tandem.bench.BenchOptions;
 import dev.tandem.coordinator.client.CoordinatorGroup;
 import dev.tandem.coordinator.client.RatisDecisionLog;
 import dev.tandem.coordinator.server.CoordinatorServer;
@@ -108,9 +107,9 @@ public final class CoordinatorBench {
 		if (!CoordinatorServer.useCommonPoolForAsyncTasks()) {
 			throw new IllegalStateException("CompletableFuture was initialized before main");
 		}
-		Map<String, String> options = options(args);
+		Map<String, String> options = BenchOptions.parse(args);
 		CoordinatorBench bench = new CoordinatorBench(integers(options.getOrDefault("callers", "64,256")),
-				duration(options.getOrDefault("warmup", "10s")), duration(options.getOrDefault("duration", "10s")),
+				BenchOptions.duration(options.getOrDefault("warmup", "10s")), BenchOptions.duration(options.getOrDefault("duration", "10s")),
 				integers(options.getOrDefault("peers", "1,3")),
 				Boolean.parseBoolean(options.getOrDefault("reads", "true")),
 				Integer.parseInt(options.getOrDefault("in-flight", "0")),
@@ -127,7 +126,7 @@ public final class CoordinatorBench {
 			bench.run(dataDir);
 		}
 		finally {
-			deleteRecursively(dataDir);
+			BenchOptions.deleteRecursively(dataDir);
 		}
 		String table = bench.table();
 		System.out.println(table);
@@ -292,35 +291,6 @@ public final class CoordinatorBench {
 						(int) (n % 12), n),
 						new Decision.ParticipantRecord("west", owner + ".west.0", 2000 + n, (short) 1, "tandem-markers",
 								(int) (n % 12), n)));
-	}
-
-	private static Map<String, String> options(String[] args) {
-		Map<String, String> options = new LinkedHashMap<>();
-		for (int i = 0; i + 1 < args.length; i += 2) {
-			if (!args[i].startsWith("--")) {
-				throw new IllegalArgumentException("Expected --option value, got " + args[i]);
-			}
-			options.put(args[i].substring(2), args[i + 1]);
-		}
-		return options;
-	}
-
-	private static Duration duration(String text) {
-		String trimmed = text.trim();
-		if (trimmed.endsWith("ms")) {
-			return Duration.ofMillis(Long.parseLong(trimmed.substring(0, trimmed.length() - 2)));
-		}
-		return Duration.ofSeconds(Long.parseLong(trimmed.endsWith("s") ? trimmed.substring(0, trimmed.length() - 1)
-				: trimmed));
-	}
-
-	private static void deleteRecursively(Path directory) {
-		try (Stream<Path> paths = Files.walk(directory)) {
-			paths.sorted(Comparator.reverseOrder()).forEach((path) -> path.toFile().delete());
-		}
-		catch (IOException ex) {
-			logger.warn("Could not delete {}: {}", directory, ex.toString());
-		}
 	}
 
 	@FunctionalInterface

@@ -1,0 +1,76 @@
+package dev.tandem.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the benchmarks' command lines and clean-up share: {@code --name value} options,
+ * durations such as {@code 500ms} or {@code 10s}, and deleting a scratch directory.
+ *
+ * @since 0.1.0
+ */
+public final class BenchOptions {
+
+	private static final Logger logger = LoggerFactory.getLogger(BenchOptions.class);
+
+	private BenchOptions() {
+	}
+
+	/**
+	 * Reads {@code --name value} pairs, in order.
+	 * @param args the command line
+	 * @return the options by name (without the dashes)
+	 * @throws IllegalArgumentException if an argument is not such a pair
+	 */
+	public static Map<String, String> parse(String[] args) {
+		Map<String, String> options = new LinkedHashMap<>();
+		for (int i = 0; i < args.length; i += 2) {
+			if (!args[i].startsWith("--")) {
+				throw new IllegalArgumentException("Expected --name value pairs, got '" + args[i] + "'");
+			}
+			if (i + 1 == args.length) {
+				throw new IllegalArgumentException("Expected --name value pairs, got a lone '" + args[i] + "'");
+			}
+			options.put(args[i].substring(2), args[i + 1]);
+		}
+		return options;
+	}
+
+	/**
+	 * Reads a duration in milliseconds ({@code 500ms}) or seconds ({@code 10s} or {@code 10}).
+	 * @param text the text
+	 * @return the duration
+	 * @throws NumberFormatException if the number is not a whole number
+	 */
+	public static Duration duration(String text) {
+		String trimmed = text.trim();
+		if (trimmed.endsWith("ms")) {
+			return Duration.ofMillis(Long.parseLong(trimmed.substring(0, trimmed.length() - 2)));
+		}
+		return Duration.ofSeconds(Long.parseLong(trimmed.endsWith("s") ? trimmed.substring(0, trimmed.length() - 1)
+				: trimmed));
+	}
+
+	/**
+	 * Deletes a directory and everything in it; logs a WARN if that fails.
+	 * @param directory the directory
+	 */
+	public static void deleteRecursively(Path directory) {
+		try (Stream<Path> paths = Files.walk(directory)) {
+			paths.sorted(Comparator.reverseOrder()).forEach((path) -> path.toFile().delete());
+		}
+		catch (IOException ex) {
+			logger.warn("Could not delete {}: {}", directory, ex.toString());
+		}
+	}
+
+}
