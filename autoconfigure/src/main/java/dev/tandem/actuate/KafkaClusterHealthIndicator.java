@@ -2,6 +2,7 @@ package dev.tandem.actuate;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -9,15 +10,23 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.common.Node;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
+import dev.tandem.failover.BrokerReachability;
+import dev.tandem.failover.LeaderCache;
+import dev.tandem.failover.LeaderCacheRegistry;
 import dev.tandem.transaction.BoundedAdmin;
 
 /**
- * Health of one Kafka cluster: UP when its brokers answer a describe-cluster call in time, with
- * the cluster id, controller and broker count. Never renders client configuration.
+ * Health of one Kafka cluster: UP when its brokers answer a describe-cluster call in time and
+ * no client of the application that talks to the cluster is
+ * {@link BrokerReachability#UNREACHABLE} (every broker it knows gone, for example after all
+ * brokers were replaced with addresses its {@code bootstrap.servers} do not reach); DOWN
+ * otherwise, with the unreachable clients' ids under {@code unreachableClients}. Details: the
+ * cluster id, controller and broker count. Never renders client configuration.
  *
  * @since 0.1.0
  */
@@ -27,28 +36,70 @@ public class KafkaClusterHealthIndicator extends AbstractHealthIndicator impleme
 
 	private final Duration timeout;
 
+	private final String cluster;
+
+	private final @Nullable LeaderCacheRegistry leaders;
+
 	/**
-	 * Creates the indicator.
+	 * Creates an indicator that checks the brokers only.
 	 * @param adminConfig admin client properties of the cluster
 	 * @param timeout how long the check may take
 	 */
 	public KafkaClusterHealthIndicator(Map<String, Object> adminConfig, Duration timeout) {
+		this(adminConfig, timeout, "", null);
+	}
+
+	/**
+	 * Creates an indicator that checks the brokers and the reachability of the application's
+	 * clients of the cluster.
+	 * @param adminConfig admin client properties of the cluster
+	 * @param timeout how long the check may take
+	 * @param cluster the cluster's name, as its clients were instrumented with
+	 * @param leaders the clients' leader caches, or {@code null} if failover support is off
+	 * @since 0.1.0
+	 */
+	public KafkaClusterHealthIndicator(Map<String, Object> adminConfig, Duration timeout, String cluster,
+			@Nullable LeaderCacheRegistry leaders) {
 		super("Kafka cluster health check failed");
 		this.admin = BoundedAdmin.create(adminConfig, timeout);
 		this.timeout = timeout;
+		this.cluster = cluster;
+		this.leaders = leaders;
 	}
 
 	@Override
 	protected void doHealthCheck(Health.Builder builder) throws Exception {
+		// first, so that the detail survives a failing describe-cluster call
+		List<String> unreachable = unreachableClients();
+		if (!unreachable.isEmpty()) {
+			builder.withDetail("unreachableClients", unreachable);
+		}
 		DescribeClusterResult result = this.admin
 			.describeCluster(new DescribeClusterOptions().timeoutMs((int) this.timeout.toMillis()));
 		String clusterId = result.clusterId().get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
 		Collection<Node> nodes = result.nodes().get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
 		Node controller = result.controller().get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
-		builder.up()
-			.withDetail("clusterId", clusterId)
+		if (unreachable.isEmpty()) {
+			builder.up();
+		}
+		else {
+			builder.down();
+		}
+		builder.withDetail("clusterId", clusterId)
 			.withDetail("brokers", nodes.size())
 			.withDetail("controller", (controller != null) ? controller.id() : -1);
+	}
+
+	private List<String> unreachableClients() {
+		if (this.leaders == null) {
+			return List.of();
+		}
+		return this.leaders.caches()
+			.stream()
+			.filter((cache) -> cache.cluster().equals(this.cluster))
+			.filter((cache) -> cache.reachability() == BrokerReachability.UNREACHABLE)
+			.map(LeaderCache::clientId)
+			.toList();
 	}
 
 	@Override

@@ -292,12 +292,28 @@ public class TandemProperties {
 		 */
 		private boolean enabled = true;
 
+		/**
+		 * How often every client's reachability is checked from its own metadata (no broker
+		 * request), so that a client that lost all its brokers is logged, counted and shown
+		 * in health even while it sends or polls nothing. Zero disables the background check
+		 * (producers still check on send).
+		 */
+		private Duration reachabilityCheckInterval = Duration.ofSeconds(1);
+
 		public boolean isEnabled() {
 			return this.enabled;
 		}
 
 		public void setEnabled(boolean enabled) {
 			this.enabled = enabled;
+		}
+
+		public Duration getReachabilityCheckInterval() {
+			return this.reachabilityCheckInterval;
+		}
+
+		public void setReachabilityCheckInterval(Duration reachabilityCheckInterval) {
+			this.reachabilityCheckInterval = reachabilityCheckInterval;
 		}
 
 	}

@@ -296,12 +296,21 @@ public final class LeaderCache {
 	 * @since 0.1.0
 	 */
 	public BrokerReachability reachability() {
+		BrokerReachability current;
+		ReachabilityEvent event;
 		synchronized (this.reachability) {
-			return checkReachability(this.clock.getAsLong());
+			event = checkReachability(this.clock.getAsLong());
+			current = this.reachability.get();
 		}
+		publish(event);
+		return current;
 	}
 
-	private BrokerReachability checkReachability(long nowMs) {
+	/**
+	 * Update {@link #reachability}, log a change to or from UNREACHABLE and return it as an
+	 * event to publish once the lock is released; called with the lock held.
+	 */
+	private @Nullable ReachabilityEvent checkReachability(long nowMs) {
 		LeaderSource source = this.source;
 		BrokerReachability current = BrokerReachability.UNKNOWN;
 		long lastUpdate = LeaderTerm.UNKNOWN;
@@ -329,23 +338,31 @@ public final class LeaderCache {
 			}
 		}
 		BrokerReachability previous = this.reachability.getAndSet(current);
+		ReachabilityEvent event = null;
 		if (current == BrokerReachability.UNREACHABLE && previous != BrokerReachability.UNREACHABLE) {
 			this.unreachableSinceMs = nowMs;
+			event = new ReachabilityEvent(this.cluster, this.clientId, this.clientType, previous, current,
+					Instant.ofEpochMilli(nowMs), null);
 			logger.warn("No broker of cluster '{}' has answered {} '{}' for at least {} ms (more than its "
 					+ "request.timeout.ms, {} ms; last metadata {}): every broker it knew is down or gone, and its bootstrap.servers [{}] "
-					+ "lead to none. Records wait and fail after delivery.timeout.ms; make bootstrap.servers reach "
+					+ "lead to none. {}; make bootstrap.servers reach "
 					+ "the cluster's current brokers", this.cluster, this.clientType.name().toLowerCase(Locale.ROOT),
 					this.clientId, nowMs - this.pendingSinceMs,
 					this.requestTimeoutMs,
 					(lastUpdate != LeaderTerm.UNKNOWN) ? Instant.ofEpochMilli(lastUpdate) : "never",
-					this.bootstrapServers);
+					this.bootstrapServers, (this.clientType == ClientType.PRODUCER)
+							? "Records wait and fail after delivery.timeout.ms" : "Polls return nothing meanwhile");
 		}
-		else if (previous == BrokerReachability.UNREACHABLE && current == BrokerReachability.REACHABLE) {
+		else if (previous == BrokerReachability.UNREACHABLE && current != BrokerReachability.UNREACHABLE) {
+			event = new ReachabilityEvent(this.cluster, this.clientId, this.clientType, previous, current,
+					Instant.ofEpochMilli(nowMs), Duration.ofMillis(nowMs - this.unreachableSinceMs));
+		}
+		if (previous == BrokerReachability.UNREACHABLE && current == BrokerReachability.REACHABLE) {
 			logger.info("{} '{}' reaches the brokers of cluster '{}' again, {} ms after it was found unreachable",
 					this.clientType.name().charAt(0) + this.clientType.name().substring(1).toLowerCase(Locale.ROOT),
 					this.clientId, this.cluster, nowMs - this.unreachableSinceMs);
 		}
-		return current;
+		return event;
 	}
 
 	/**
@@ -457,6 +474,19 @@ public final class LeaderCache {
 				event.previousLeaderId());
 		try {
 			this.listener.leaderChanged(event);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Leader cache listener failed for client '{}' on cluster '{}'", this.clientId, this.cluster,
+					ex);
+		}
+	}
+
+	private void publish(@Nullable ReachabilityEvent event) {
+		if (event == null) {
+			return;
+		}
+		try {
+			this.listener.reachabilityChanged(event);
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Leader cache listener failed for client '{}' on cluster '{}'", this.clientId, this.cluster,

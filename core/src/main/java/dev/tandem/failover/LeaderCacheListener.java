@@ -1,7 +1,7 @@
 package dev.tandem.failover;
 
 /**
- * Callback for leader changes and completed failovers seen by any {@link LeaderCache} of a
+ * Callback for leader changes, completed failovers and lost or regained brokers seen by any {@link LeaderCache} of a
  * {@link LeaderCacheRegistry}: the hook for metrics (for example a Micrometer counter of
  * leader changes and a timer of failover durations, bound by the Spring layer).
  * <p>
@@ -30,6 +30,17 @@ public interface LeaderCacheListener {
 	 * @since 0.1.0
 	 */
 	default void failoverCompleted(FailoverEvent event) {
+	}
+
+	/**
+	 * Called when a client enters or leaves {@link BrokerReachability#UNREACHABLE}, from the
+	 * thread that checked: a producer's sending thread, or whatever calls
+	 * {@link LeaderCache#reachability()} or {@link LeaderCacheRegistry#checkReachability()}
+	 * (the Spring layer does once a second, so idle consumers are covered too).
+	 * @param event the change
+	 * @since 0.1.0
+	 */
+	default void reachabilityChanged(ReachabilityEvent event) {
 	}
 
 }

@@ -220,6 +220,25 @@ public final class LeaderCacheRegistry {
 	}
 
 	/**
+	 * Check every open client's {@link LeaderCache#reachability() reachability} now, so that
+	 * listeners hear of a client that lost its brokers even if it sends nothing and nobody
+	 * reads its cache (an idle consumer, for example). Reads each client's metadata under its
+	 * lock; no broker request. The Spring layer calls it once a second
+	 * ({@code tandem.failover.reachability-check-interval}).
+	 * @return the clients found {@link BrokerReachability#UNREACHABLE}, in creation order
+	 * @since 0.1.0
+	 */
+	public List<LeaderCache> checkReachability() {
+		List<LeaderCache> unreachable = new ArrayList<>();
+		for (LeaderCache cache : this.caches) {
+			if (!cache.isClosed() && cache.reachability() == BrokerReachability.UNREACHABLE) {
+				unreachable.add(cache);
+			}
+		}
+		return unreachable;
+	}
+
+	/**
 	 * Return what every client of every cluster knows about partition leaders.
 	 * @return an immutable snapshot, clusters in order of their first client
 	 * @since 0.1.0
@@ -342,6 +361,19 @@ public final class LeaderCacheRegistry {
 			for (LeaderCacheListener listener : LeaderCacheRegistry.this.listeners) {
 				try {
 					listener.leaderChanged(event);
+				}
+				catch (RuntimeException ex) {
+					logger.warn("Leader cache listener {} failed for client '{}' on cluster '{}'", listener,
+							event.clientId(), event.cluster(), ex);
+				}
+			}
+		}
+
+		@Override
+		public void reachabilityChanged(ReachabilityEvent event) {
+			for (LeaderCacheListener listener : LeaderCacheRegistry.this.listeners) {
+				try {
+					listener.reachabilityChanged(event);
 				}
 				catch (RuntimeException ex) {
 					logger.warn("Leader cache listener {} failed for client '{}' on cluster '{}'", listener,

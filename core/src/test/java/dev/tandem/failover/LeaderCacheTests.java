@@ -41,6 +41,8 @@ class LeaderCacheTests {
 
 	private final List<FailoverEvent> failovers = new ArrayList<>();
 
+	private final List<ReachabilityEvent> reachabilityChanges = new ArrayList<>();
+
 	private LeaderCache cache;
 
 	@BeforeEach
@@ -55,6 +57,11 @@ class LeaderCacheTests {
 			@Override
 			public void failoverCompleted(FailoverEvent event) {
 				LeaderCacheTests.this.failovers.add(event);
+			}
+
+			@Override
+			public void reachabilityChanged(ReachabilityEvent event) {
+				LeaderCacheTests.this.reachabilityChanges.add(event);
 			}
 
 		});
@@ -250,6 +257,32 @@ class LeaderCacheTests {
 		this.clock.addAndGet(5_000);
 		assertThat(this.cache.reachability()).isEqualTo(BrokerReachability.REACHABLE);
 		assertThat(this.cache.describe().unreachableSince()).isNull();
+	}
+
+	@Test
+	void listenersHearOnceWhenAClientLosesAndRegainsItsBrokers() {
+		this.source.metadataAnswered(this.clock.get());
+		this.source.metadataRequested();
+		assertThat(this.registry.checkReachability()).isEmpty();
+		this.clock.addAndGet(10_001);
+		assertThat(this.registry.checkReachability()).containsExactly(this.cache);
+		this.clock.addAndGet(2_000);
+		assertThat(this.registry.checkReachability()).containsExactly(this.cache);
+		assertThat(this.reachabilityChanges).singleElement().satisfies((lost) -> {
+			assertThat(lost.lost()).isTrue();
+			assertThat(lost.previous()).isEqualTo(BrokerReachability.REACHABLE);
+			assertThat(lost.cluster()).isEqualTo("east");
+			assertThat(lost.clientId()).isEqualTo("producer-1");
+			assertThat(lost.at().toEpochMilli()).isEqualTo(this.clock.get() - 2_000);
+			assertThat(lost.unreachableFor()).isNull();
+		});
+		this.source.metadataAnswered(this.clock.get());
+		assertThat(this.registry.checkReachability()).isEmpty();
+		assertThat(this.reachabilityChanges).hasSize(2);
+		ReachabilityEvent regained = this.reachabilityChanges.get(1);
+		assertThat(regained.lost()).isFalse();
+		assertThat(regained.current()).isEqualTo(BrokerReachability.REACHABLE);
+		assertThat(regained.unreachableFor()).isEqualTo(Duration.ofMillis(2_000));
 	}
 
 	@Test

@@ -27,6 +27,7 @@ import dev.tandem.actuate.TransactionMetrics;
 import dev.tandem.autoconfigure.TandemClusters;
 import dev.tandem.autoconfigure.TandemProperties;
 import dev.tandem.autoconfigure.transaction.TandemTransactionAutoConfiguration;
+import dev.tandem.failover.LeaderCacheRegistry;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.DecisionLog;
 import dev.tandem.transaction.TransactionStatistics;
@@ -68,10 +69,13 @@ public class TandemActuatorAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean(name = "kafkaClustersHealthContributor")
 		@ConditionalOnEnabledHealthIndicator("kafkaclusters")
-		HealthContributor kafkaClustersHealthContributor(TandemClusters clusters) {
+		HealthContributor kafkaClustersHealthContributor(TandemClusters clusters,
+				ObjectProvider<LeaderCacheRegistry> leaders) {
+			LeaderCacheRegistry registry = leaders.getIfAvailable();
 			Map<String, KafkaClusterHealthIndicator> indicators = new LinkedHashMap<>();
 			for (String cluster : clusters.names()) {
-				indicators.put(cluster, new KafkaClusterHealthIndicator(clusters.adminConfig(cluster), CHECK_TIMEOUT));
+				indicators.put(cluster, new KafkaClusterHealthIndicator(clusters.adminConfig(cluster), CHECK_TIMEOUT,
+						cluster, registry));
 			}
 			return new ClosingCompositeHealthContributor(indicators);
 		}

@@ -3,6 +3,7 @@ package dev.tandem.autoconfigure.failover;
 import java.time.Duration;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import org.springframework.beans.factory.ObjectProvider;
@@ -20,17 +21,24 @@ import org.springframework.context.annotation.Configuration;
 import dev.tandem.actuate.KafkaLeadersEndpoint;
 import dev.tandem.autoconfigure.TandemAutoConfiguration;
 import dev.tandem.autoconfigure.TandemClusters;
+import dev.tandem.autoconfigure.TandemProperties;
+import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
+import dev.tandem.failover.BrokerReachability;
 import dev.tandem.failover.FailoverEvent;
 import dev.tandem.failover.FailoverProfile;
 import dev.tandem.failover.LeaderCacheListener;
 import dev.tandem.failover.LeaderCacheRegistry;
 import dev.tandem.failover.LeaderChangeEvent;
+import dev.tandem.failover.ReachabilityEvent;
 
 /**
  * Fast failover (KIP-951) for every configured cluster, unless
  * {@code tandem.failover.enabled=false}: Tandem's client profile, a leader cache per client, a
- * start-up check of the broker settings that bound failover, the {@code kafkaleaders} endpoint
- * and Micrometer meters {@code tandem.failover.leader.changes} and {@code tandem.failover.duration}.
+ * start-up check of the broker settings that bound failover, a background check of every
+ * client's reachability ({@code tandem.failover.reachability-check-interval}), the
+ * {@code kafkaleaders} endpoint and Micrometer meters {@code tandem.failover.leader.changes},
+ * {@code tandem.failover.duration}, {@code tandem.failover.brokers.lost} (times a client lost
+ * every broker) and the gauge {@code tandem.failover.clients.unreachable} (per cluster).
  *
  * @since 0.1.0
  */
@@ -54,6 +62,19 @@ public class TandemFailoverAutoConfiguration {
 	@Bean
 	FailoverClusterCustomizer tandemFailoverClusterCustomizer(FailoverProfile profile, LeaderCacheRegistry registry) {
 		return new FailoverClusterCustomizer(profile, registry);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ReachabilityMonitor tandemReachabilityMonitor(LeaderCacheRegistry registry, TandemProperties properties) {
+		Duration interval = properties.getFailover().getReachabilityCheckInterval();
+		if (interval == null || interval.isNegative()) {
+			throw new TandemConfigurationException("tandem.failover.reachability-check-interval",
+					"tandem.failover.reachability-check-interval must not be negative but was " + interval + ".",
+					"Set a positive interval such as 1s (the default), or 0 to check only when producers send and when "
+							+ "/actuator/kafkaleaders or health is read.");
+		}
+		return new ReachabilityMonitor(registry, interval);
 	}
 
 	@Bean
@@ -98,9 +119,17 @@ public class TandemFailoverAutoConfiguration {
 
 		@Bean
 		static SmartInitializingSingleton tandemFailoverMeters(ObjectProvider<MeterRegistry> meters,
-				ObjectProvider<LeaderCacheRegistry> registry) {
-			return () -> meters.ifAvailable((meterRegistry) -> registry.ifAvailable((leaders) -> leaders
-				.addListener(new LeaderCacheListener() {
+				ObjectProvider<LeaderCacheRegistry> registry, ObjectProvider<TandemClusters> clusters) {
+			return () -> meters.ifAvailable((meterRegistry) -> registry.ifAvailable((leaders) -> {
+				clusters.ifAvailable((configured) -> configured.names()
+					.forEach((cluster) -> Gauge
+						.builder("tandem.failover.clients.unreachable", leaders,
+								(caches) -> unreachable(caches, cluster))
+						.description("Clients of the cluster to which no broker has answered for longer than "
+								+ "their request.timeout.ms, as of the last reachability check")
+						.tag("cluster", cluster)
+						.register(meterRegistry)));
+				leaders.addListener(new LeaderCacheListener() {
 
 					@Override
 					public void leaderChanged(LeaderChangeEvent event) {
@@ -113,6 +142,18 @@ public class TandemFailoverAutoConfiguration {
 					}
 
 					@Override
+					public void reachabilityChanged(ReachabilityEvent event) {
+						if (event.lost()) {
+							Counter.builder("tandem.failover.brokers.lost")
+								.description("Times a client found that no broker of its cluster answers it")
+								.tag("cluster", event.cluster())
+								.tag("client.type", event.clientType().name().toLowerCase(java.util.Locale.ROOT))
+								.register(meterRegistry)
+								.increment();
+						}
+					}
+
+					@Override
 					public void failoverCompleted(FailoverEvent event) {
 						Timer.builder("tandem.failover.duration")
 							.description("First failed or retried attempt to first success on the new leader")
@@ -122,7 +163,15 @@ public class TandemFailoverAutoConfiguration {
 							.record(event.duration());
 					}
 
-				})));
+				});
+			}));
+		}
+
+		private static double unreachable(LeaderCacheRegistry registry, String cluster) {
+			return registry.caches()
+				.stream()
+				.filter((cache) -> cache.cluster().equals(cluster) && cache.reachability() == BrokerReachability.UNREACHABLE)
+				.count();
 		}
 
 	}
