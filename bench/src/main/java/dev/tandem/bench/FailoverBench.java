@@ -67,15 +67,20 @@ import dev.tandem.test.KafkaProcessCluster;
  * {@code --report-dir} (default {@code .}), {@code --trials} per broker setting (5),
  * {@code --scenarios} ({@code move,shutdown,kill}), {@code --clients} (all five),
  * {@code --brokers} ({@code tuned,stock}), {@code --rate} records per second per client
- * (500), {@code --partitions} (100), {@code --settle-ms} (3000), {@code --observe-ms} (5000;
+ * (100), {@code --partitions} (100), {@code --settle-ms} (30000), {@code --observe-ms} (5000;
  * for {@code kill} at least {@code broker.session.timeout.ms} + 5000), {@code --warmup-moves}
  * unmeasured leadership moves at start and after each switch of broker settings (1),
  * {@code --broker-heap} (1g), {@code --clean-p99-ms} (250): trials where a producer's p99
  * before the disturbance exceeded this are marked noisy and left out of the medians if any
  * trial is clean.
  * <p>
- * The real run (about 13 minutes on two idle cores; check {@code uptime} first: the numbers
- * mean nothing on a busy machine):
+ * The bench is its own load: four broker JVMs and five clients keep two cores at a load
+ * average of 8-15. At 500 records/s per client every trial was noisy (steady p50 500-700 ms
+ * before any disturbance), hence the defaults of 100 records/s and a 30 s settle (steady p50
+ * about 10 ms, p99 about 60 ms; most trials clean).
+ * <p>
+ * The real run (about 36 minutes on two otherwise idle cores; check {@code uptime} first: the
+ * numbers mean nothing on a busy machine):
  * <pre class="code">
  * mvn -B -Pbench -pl bench -am -DskipTests verify -Dbench.args="--trials 5"
  * </pre>
@@ -122,7 +127,7 @@ public final class FailoverBench {
 		Path data = Path.of(required("data"));
 		FlightRecords records = FlightRecords.read(data);
 		int trials = intOption("trials", 5);
-		int rate = intOption("rate", 500);
+		int rate = intOption("rate", 100);
 		int partitions = intOption("partitions", 100);
 		List<String> scenarios = List.of(option("scenarios", "move,shutdown,kill").split(","));
 		List<String> clientNames = List.of(
@@ -184,7 +189,7 @@ public final class FailoverBench {
 					default -> throw new IllegalArgumentException("Unknown client " + client);
 				}
 			}
-			long settleMs = intOption("settle-ms", 3000);
+			long settleMs = intOption("settle-ms", 30000);
 			TimeUnit.MILLISECONDS.sleep(settleMs * 2);
 			List<Event> events = new ArrayList<>();
 			String current = null;
