@@ -358,39 +358,27 @@ public final class LeaderCacheRegistry {
 
 		@Override
 		public void leaderChanged(LeaderChangeEvent event) {
-			for (LeaderCacheListener listener : LeaderCacheRegistry.this.listeners) {
-				try {
-					listener.leaderChanged(event);
-				}
-				catch (RuntimeException ex) {
-					logger.warn("Leader cache listener {} failed for client '{}' on cluster '{}'", listener,
-							event.clientId(), event.cluster(), ex);
-				}
-			}
+			dispatch(event.cluster(), event.clientId(), (listener) -> listener.leaderChanged(event));
 		}
 
 		@Override
 		public void reachabilityChanged(ReachabilityEvent event) {
-			for (LeaderCacheListener listener : LeaderCacheRegistry.this.listeners) {
-				try {
-					listener.reachabilityChanged(event);
-				}
-				catch (RuntimeException ex) {
-					logger.warn("Leader cache listener {} failed for client '{}' on cluster '{}'", listener,
-							event.clientId(), event.cluster(), ex);
-				}
-			}
+			dispatch(event.cluster(), event.clientId(), (listener) -> listener.reachabilityChanged(event));
 		}
 
 		@Override
 		public void failoverCompleted(FailoverEvent event) {
+			dispatch(event.cluster(), event.clientId(), (listener) -> listener.failoverCompleted(event));
+		}
+
+		private void dispatch(String cluster, String clientId, java.util.function.Consumer<LeaderCacheListener> call) {
 			for (LeaderCacheListener listener : LeaderCacheRegistry.this.listeners) {
 				try {
-					listener.failoverCompleted(event);
+					call.accept(listener);
 				}
 				catch (RuntimeException ex) {
-					logger.warn("Leader cache listener {} failed for client '{}' on cluster '{}'", listener,
-							event.clientId(), event.cluster(), ex);
+					logger.warn("Leader cache listener {} failed for client '{}' on cluster '{}'", listener, clientId,
+							cluster, ex);
 				}
 			}
 		}
