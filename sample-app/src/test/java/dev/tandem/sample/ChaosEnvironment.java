@@ -91,7 +91,14 @@ final class ChaosEnvironment implements AutoCloseable {
 		Files.createDirectories(WORK);
 		deleteRecursively(WORK.resolve("runs"));
 		deleteRecursively(WORK.resolve("coordinator"));
-		Files.deleteIfExists(WORK.resolve("runs.log"));
+		for (String previous : List.of("runs.log", "chaos-table.md")) {
+			// An earlier lot's results are kept beside the new ones, not overwritten.
+			Path file = WORK.resolve(previous);
+			if (Files.exists(file)) {
+				Files.move(file, WORK.resolve(previous.replace(".", "-" + Files.getLastModifiedTime(file).toMillis() + ".")),
+						StandardCopyOption.REPLACE_EXISTING);
+			}
+		}
 		int[] ports = freePorts(3);
 		String peerList = java.util.stream.IntStream.range(0, 3).mapToObj((i) -> "c" + i + "=127.0.0.1:" + ports[i])
 			.collect(Collectors.joining(","));

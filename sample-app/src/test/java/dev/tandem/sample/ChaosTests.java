@@ -244,10 +244,12 @@ class ChaosTests {
 			System.out.println(line);
 			Files.writeString(ChaosEnvironment.WORK.resolve("runs.log"), line + System.lineSeparator(),
 					StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+			// Rewritten after every run, so an interrupted lot still leaves its table.
+			Files.writeString(ChaosEnvironment.WORK.resolve("chaos-table.md"), report(table, phases, index + 1,
+					seconds(start)), StandardCharsets.UTF_8);
 		}
 		String report = report(table, phases, runs, seconds(start));
 		System.out.println(report);
-		Files.writeString(ChaosEnvironment.WORK.resolve("chaos-table.md"), report, StandardCharsets.UTF_8);
 		assertThat(failures).isEmpty();
 	}
 
