@@ -1,5 +1,6 @@
 package dev.tandem.autoconfigure;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -9,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -25,9 +27,11 @@ import dev.tandem.autoconfigure.failover.TandemFailoverAutoConfiguration;
 import dev.tandem.autoconfigure.kafka.TandemKafkaAutoConfiguration;
 import dev.tandem.autoconfigure.transaction.TandemTransactionAutoConfiguration;
 import dev.tandem.failover.BrokerReachability;
+import dev.tandem.failover.ClientType;
 import dev.tandem.failover.ClusterLeadersDescriptor;
 import dev.tandem.failover.PartitionLeaderDescriptor;
 import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.transaction.CrossClusterTransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -131,6 +135,37 @@ class KafkaLeadersEndpointTests {
 			}
 			assertThat(failures).isEmpty();
 		});
+	}
+
+	/**
+	 * The transactional producers of cross-cluster transactions, an app's busiest clients, are
+	 * in the leader cache like any other producer of the cluster.
+	 */
+	@Test
+	void transactionalProducersShowTheirLeaders() {
+		contextRunner()
+			.withPropertyValues("tandem.transaction.enabled=true", "tandem.transaction.id-prefix=leaders",
+					"tandem.transaction.instance-id=leaders-tests")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				KafkaLeadersEndpoint endpoint = context.getBean(KafkaLeadersEndpoint.class);
+				context.getBean(CrossClusterTransactionTemplate.class).execute((transaction) -> {
+					transaction.send("east", new ProducerRecord<>("leaders", "k".getBytes(StandardCharsets.UTF_8),
+							"in a transaction".getBytes(StandardCharsets.UTF_8)));
+					return null;
+				});
+				TopicPartition partition = new TopicPartition("leaders", 0);
+				ClusterLeadersDescriptor east = endpoint.topic("east", "leaders");
+				assertThat(east).isNotNull();
+				assertThat(east.clients()).filteredOn((client) -> client.clientType() == ClientType.PRODUCER)
+					.anySatisfy((client) -> {
+						assertThat(client.clientId()).contains("leaders.east");
+						assertThat(client.partitions()).anySatisfy((leader) -> {
+							assertThat(leader.partition()).isEqualTo(0);
+							assertThat(leader.leaderId()).isEqualTo(kafka.cluster("east").leader(partition));
+						});
+					});
+			});
 	}
 
 	private ApplicationContextRunner contextRunner() {

@@ -54,6 +54,9 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 	private static final Logger logger = LoggerFactory.getLogger(CrossClusterTransactionManager.class);
 
+	/** Prefix of the client properties that Tandem's own interceptors read. */
+	private static final String TANDEM_CLIENT_CONFIG_PREFIX = "tandem.";
+
 	/** Default control topic for marker records, created on every cluster. */
 	public static final String DEFAULT_MARKER_TOPIC = "tandem-markers";
 
@@ -437,7 +440,11 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 	private Map<String, Object> producerConfig(String cluster) {
 		Map<String, Object> config = new HashMap<>(clusterConfig(cluster));
-		config.keySet().removeIf((key) -> !ProducerConfig.configNames().contains(key));
+		// Keys under "tandem." configure Tandem's own client interceptors (the leader cache's
+		// registry and cluster name, see LeaderCacheRegistry#instrument): dropping them would leave
+		// the transactional producers, the busiest clients, out of the leader cache.
+		config.keySet()
+			.removeIf((key) -> !ProducerConfig.configNames().contains(key) && !key.startsWith(TANDEM_CLIENT_CONFIG_PREFIX));
 		config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
 		config.put(ProducerConfig.ACKS_CONFIG, "all");
 		config.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, (int) this.transactionTimeout.toMillis());

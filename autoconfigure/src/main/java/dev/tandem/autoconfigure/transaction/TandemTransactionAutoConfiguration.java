@@ -3,6 +3,8 @@ package dev.tandem.autoconfigure.transaction;
 import java.util.HashMap;
 import java.util.Map;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.aop.support.ComposablePointcut;
@@ -46,6 +48,9 @@ import dev.tandem.transaction.TransactionStatistics;
 @ConditionalOnProperty(prefix = "tandem.transaction", name = "enabled", matchIfMissing = true)
 @Import({ ClusterTransactionalTemplateRegistrar.class, TandemTransactionAutoConfiguration.AutoProxyRegistrar.class })
 public class TandemTransactionAutoConfiguration {
+
+	private static final Logger logger = LoggerFactory.getLogger(TandemTransactionAutoConfiguration.class);
+
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -112,6 +117,7 @@ public class TandemTransactionAutoConfiguration {
 			}
 			catch (IllegalArgumentException ex) {
 				// the producer's properties were not instrumented (a user customizer replaced them)
+				logger.debug("Transactional producer of cluster '{}' has no leader cache: {}", cluster, ex.getMessage());
 			}
 		}));
 		return builder.build();
