@@ -313,6 +313,12 @@ public class TandemProperties {
 		}
 
 		public void setReachabilityCheckInterval(Duration reachabilityCheckInterval) {
+			// checked while binding, before any bean connects to a cluster
+			if (reachabilityCheckInterval == null || reachabilityCheckInterval.isNegative()) {
+				throw new IllegalArgumentException("tandem.failover.reachability-check-interval must not be empty or negative but was "
+						+ ((reachabilityCheckInterval != null) ? reachabilityCheckInterval.toMillis() + " ms" : "empty") + "; set a positive interval such as 1s (the default), "
+						+ "or 0 to check only when producers send and when /actuator/kafkaleaders or health is read");
+			}
 			this.reachabilityCheckInterval = reachabilityCheckInterval;
 		}
 

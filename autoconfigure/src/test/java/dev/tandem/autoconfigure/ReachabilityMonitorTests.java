@@ -126,11 +126,14 @@ class ReachabilityMonitorTests {
 	}
 
 	@Test
-	void aNegativeCheckIntervalFailsAtStartUpNamingTheProperty() {
+	void aNegativeCheckIntervalFailsWhileBindingNamingTheProperty() {
 		contextRunner().withPropertyValues("tandem.failover.reachability-check-interval=-1s").run((context) -> {
 			assertThat(context).hasFailed();
+			// rejected while binding the properties, before any bean connects to a cluster
+			assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("Failed to bind properties under 'tandem.failover'");
 			assertThat(context.getStartupFailure()).rootCause()
-				.hasMessageContaining("tandem.failover.reachability-check-interval");
+				.hasMessageContaining("tandem.failover.reachability-check-interval must not be empty or negative but was -1000 ms");
 		});
 	}
 

@@ -22,7 +22,6 @@ import dev.tandem.actuate.KafkaLeadersEndpoint;
 import dev.tandem.autoconfigure.TandemAutoConfiguration;
 import dev.tandem.autoconfigure.TandemClusters;
 import dev.tandem.autoconfigure.TandemProperties;
-import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
 import dev.tandem.failover.BrokerReachability;
 import dev.tandem.failover.FailoverEvent;
 import dev.tandem.failover.FailoverProfile;
@@ -67,13 +66,8 @@ public class TandemFailoverAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	ReachabilityMonitor tandemReachabilityMonitor(LeaderCacheRegistry registry, TandemProperties properties) {
+		// never negative: TandemProperties rejects that while binding
 		Duration interval = properties.getFailover().getReachabilityCheckInterval();
-		if (interval == null || interval.isNegative()) {
-			throw new TandemConfigurationException("tandem.failover.reachability-check-interval",
-					"tandem.failover.reachability-check-interval must not be negative but was " + interval + ".",
-					"Set a positive interval such as 1s (the default), or 0 to check only when producers send and when "
-							+ "/actuator/kafkaleaders or health is read.");
-		}
 		return new ReachabilityMonitor(registry, interval);
 	}
 
