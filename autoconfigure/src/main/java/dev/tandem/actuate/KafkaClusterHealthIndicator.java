@@ -94,12 +94,7 @@ public class KafkaClusterHealthIndicator extends AbstractHealthIndicator impleme
 		if (this.leaders == null) {
 			return List.of();
 		}
-		return this.leaders.caches()
-			.stream()
-			.filter((cache) -> cache.cluster().equals(this.cluster))
-			.filter((cache) -> cache.reachability() == BrokerReachability.UNREACHABLE)
-			.map(LeaderCache::clientId)
-			.toList();
+		return this.leaders.unreachableClients(this.cluster).stream().map(LeaderCache::clientId).toList();
 	}
 
 	@Override

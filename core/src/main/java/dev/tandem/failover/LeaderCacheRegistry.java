@@ -239,6 +239,25 @@ public final class LeaderCacheRegistry {
 	}
 
 	/**
+	 * Return the open clients of one cluster that are
+	 * {@link BrokerReachability#UNREACHABLE} now, checking each as
+	 * {@link LeaderCache#reachability()} does (from its own metadata, no broker request).
+	 * @param cluster the cluster name
+	 * @return the unreachable clients, in creation order; empty if none
+	 * @since 0.1.0
+	 */
+	public List<LeaderCache> unreachableClients(String cluster) {
+		List<LeaderCache> unreachable = new ArrayList<>();
+		for (LeaderCache cache : this.caches) {
+			if (cache.cluster().equals(cluster) && !cache.isClosed()
+					&& cache.reachability() == BrokerReachability.UNREACHABLE) {
+				unreachable.add(cache);
+			}
+		}
+		return unreachable;
+	}
+
+	/**
 	 * Return what every client of every cluster knows about partition leaders.
 	 * @return an immutable snapshot, clusters in order of their first client
 	 * @since 0.1.0

@@ -22,7 +22,6 @@ import dev.tandem.actuate.KafkaLeadersEndpoint;
 import dev.tandem.autoconfigure.TandemAutoConfiguration;
 import dev.tandem.autoconfigure.TandemClusters;
 import dev.tandem.autoconfigure.TandemProperties;
-import dev.tandem.failover.BrokerReachability;
 import dev.tandem.failover.FailoverEvent;
 import dev.tandem.failover.FailoverProfile;
 import dev.tandem.failover.LeaderCacheListener;
@@ -118,9 +117,9 @@ public class TandemFailoverAutoConfiguration {
 				clusters.ifAvailable((configured) -> configured.names()
 					.forEach((cluster) -> Gauge
 						.builder("tandem.failover.clients.unreachable", leaders,
-								(caches) -> unreachable(caches, cluster))
+								(caches) -> caches.unreachableClients(cluster).size())
 						.description("Clients of the cluster to which no broker has answered for longer than "
-								+ "their request.timeout.ms, as of the last reachability check")
+								+ "their request.timeout.ms, checked from their metadata when read")
 						.tag("cluster", cluster)
 						.register(meterRegistry)));
 				leaders.addListener(new LeaderCacheListener() {
@@ -159,13 +158,6 @@ public class TandemFailoverAutoConfiguration {
 
 				});
 			}));
-		}
-
-		private static double unreachable(LeaderCacheRegistry registry, String cluster) {
-			return registry.caches()
-				.stream()
-				.filter((cache) -> cache.cluster().equals(cluster) && cache.reachability() == BrokerReachability.UNREACHABLE)
-				.count();
 		}
 
 	}
