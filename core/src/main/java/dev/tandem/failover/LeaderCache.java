@@ -103,6 +103,7 @@ public final class LeaderCache {
 
 	private volatile long nextReachabilityCheckMs;
 
+	/** The registry's dispatcher, which isolates the failures of each registered listener. */
 	private final LeaderCacheListener listener;
 
 	private final LongSupplier clock;
@@ -472,26 +473,14 @@ public final class LeaderCache {
 		logger.debug("Client '{}' on cluster '{}' sees leader {} (epoch {}) for {}-{}, was {}", this.clientId,
 				this.cluster, event.leaderId(), event.leaderEpoch(), event.topic(), event.partition(),
 				event.previousLeaderId());
-		try {
-			this.listener.leaderChanged(event);
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Leader cache listener failed for client '{}' on cluster '{}'", this.clientId, this.cluster,
-					ex);
-		}
+		this.listener.leaderChanged(event);
 	}
 
 	private void publish(@Nullable ReachabilityEvent event) {
 		if (event == null) {
 			return;
 		}
-		try {
-			this.listener.reachabilityChanged(event);
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Leader cache listener failed for client '{}' on cluster '{}'", this.clientId, this.cluster,
-					ex);
-		}
+		this.listener.reachabilityChanged(event);
 	}
 
 	private void publish(@Nullable FailoverEvent event) {
@@ -501,13 +490,7 @@ public final class LeaderCache {
 		logger.debug("Client '{}' on cluster '{}' failed over {}-{} from leader {} to {} in {} ms", this.clientId,
 				this.cluster, event.topic(), event.partition(), event.previousLeaderId(), event.leaderId(),
 				event.duration().toMillis());
-		try {
-			this.listener.failoverCompleted(event);
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Leader cache listener failed for client '{}' on cluster '{}'", this.clientId, this.cluster,
-					ex);
-		}
+		this.listener.failoverCompleted(event);
 	}
 
 	@Override
