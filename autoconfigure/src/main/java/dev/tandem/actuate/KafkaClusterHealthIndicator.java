@@ -18,7 +18,7 @@ import org.springframework.boot.health.contributor.Health;
 import dev.tandem.failover.BrokerReachability;
 import dev.tandem.failover.LeaderCache;
 import dev.tandem.failover.LeaderCacheRegistry;
-import dev.tandem.transaction.BoundedAdmin;
+import dev.tandem.clients.BoundedAdmin;
 
 /**
  * Health of one Kafka cluster: UP when its brokers answer a describe-cluster call in time and

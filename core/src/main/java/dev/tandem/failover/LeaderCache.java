@@ -23,8 +23,8 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.tandem.transaction.internals.LeaderSource;
-import dev.tandem.transaction.internals.LeaderSource.LeaderTerm;
+import dev.tandem.failover.internals.LeaderSource;
+import dev.tandem.failover.internals.LeaderSource.LeaderTerm;
 
 /**
  * The partition leaders one Kafka client knows, with how often and how fast they changed:

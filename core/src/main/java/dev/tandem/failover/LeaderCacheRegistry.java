@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.tandem.transaction.internals.LeaderSource;
+import dev.tandem.failover.internals.LeaderSource;
 
 /**
  * The {@link LeaderCache leader caches} of all Kafka clients of an application, across

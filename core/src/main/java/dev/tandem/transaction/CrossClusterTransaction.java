@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -29,11 +30,13 @@ import dev.tandem.transaction.internals.ProducerInternals.ProducerIdentity;
 /**
  * One cross-cluster transaction: records sent to any configured cluster and consumer offsets
  * committed on the consumer's own cluster become visible all together, or not at all
- * (two-phase commit with presumed abort, DESIGN.md §2).
+ * (two-phase commit with presumed abort; {@code docs/architecture.md}, "The protocol").
  * <p>
  * Obtain one from {@link CrossClusterTransactionManager#begin()}; end it with exactly one of
  * {@link #commit()} or {@link #abort()}. {@code send} may be called from several threads;
  * {@code commit} and {@code abort} from one thread, after every {@code send} call returned.
+ * Every state change goes through one method that checks it against {@link TransactionState}'s
+ * table, as Kafka's {@code TransactionManager.transitionTo} does.
  *
  * @since 0.1.0
  */
@@ -41,7 +44,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 
 	private static final Logger logger = LoggerFactory.getLogger(CrossClusterTransaction.class);
 
-	private final CrossClusterTransactionManager manager;
+	private final TransactionContext context;
 
 	private final ParticipantSlot slot;
 
@@ -55,8 +58,8 @@ public final class CrossClusterTransaction implements AutoCloseable {
 
 	private final long startedAtMs = System.currentTimeMillis();
 
-	CrossClusterTransaction(CrossClusterTransactionManager manager, ParticipantSlot slot, String transactionId) {
-		this.manager = manager;
+	CrossClusterTransaction(TransactionContext context, ParticipantSlot slot, String transactionId) {
+		this.context = context;
 		this.slot = slot;
 		this.transactionId = transactionId;
 	}
@@ -130,7 +133,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * @throws IllegalStateException if the transaction is no longer active
 	 */
 	public void sendOffsets(Consumer<?, ?> consumer, Map<TopicPartition, OffsetAndMetadata> offsets) {
-		String cluster = this.manager.clusterOf(consumer);
+		String cluster = this.context.consumers().clusterOf(consumer);
 		synchronized (this) {
 			checkActive();
 			participant(cluster).sendOffsets(offsets, consumer.groupMetadata());
@@ -149,7 +152,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		Participant participant = this.enlisted.get(cluster);
 		if (participant == null) {
 			participant = this.slot.participant(cluster);
-			this.manager.ensureOpen(participant);
+			this.context.pool().open(participant);
 			this.enlisted.put(cluster, participant);
 		}
 		return participant;
@@ -162,7 +165,11 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		}
 	}
 
-	private void transitionTo(TransactionState next) {
+	/**
+	 * The one place the state changes.
+	 * @throws IllegalStateException if {@link TransactionState} does not allow the move
+	 */
+	private synchronized void to(TransactionState next) {
 		if (!this.state.canTransitionTo(next)) {
 			throw new IllegalStateException("Transaction " + this.transactionId + ": illegal transition "
 					+ this.state + " -> " + next);
@@ -187,35 +194,44 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 */
 	public void commit() {
 		long start = System.nanoTime();
-		synchronized (this) {
-			transitionTo(TransactionState.PREPARING);
-		}
-		CrossClusterTransactionManager m = this.manager;
-		m.hook().reached(this.transactionId, ProtocolStep.BEFORE_PREPARE);
+		to(TransactionState.PREPARING);
+		crashPoint(ProtocolStep.BEFORE_PREPARE);
 		List<Participant> working = new ArrayList<>();
 		List<Participant> empty = new ArrayList<>();
 		for (Participant participant : this.enlisted.values()) {
 			(participant.hasWork() ? working : empty).add(participant);
 		}
 		for (Participant participant : empty) {
-			participant.abort(m.commitTimeout());
+			participant.abort();
 		}
 		if (working.size() <= 1) {
 			commitOnePhase(working, start);
 			return;
 		}
 		List<ParticipantRecord> records = prepare(working);
-		this.state = TransactionState.PREPARED;
+		to(TransactionState.PREPARED);
 		crashPoint(ProtocolStep.AFTER_PREPARE);
-		Decision decision = new Decision(this.transactionId, m.owner(), System.currentTimeMillis(), records);
-		decide(decision, working);
-		this.state = TransactionState.DECIDED;
+		Decision decision = new Decision(this.transactionId, this.context.owner(), System.currentTimeMillis(), records);
+		if (!decide(decision, working)) {
+			// The decision log was unreachable and the resolver's first attempt found the decision
+			// durable and committed every participant.
+			committed(working.size(), start);
+			return;
+		}
+		to(TransactionState.DECIDED);
 		crashPoint(ProtocolStep.AFTER_DECISION);
 		commitDecided(decision, working, start);
 	}
 
 	private void crashPoint(ProtocolStep step) {
-		this.manager.hook().reached(this.transactionId, step);
+		this.context.hook().reached(this.transactionId, step);
+	}
+
+	/** Ends a committed transaction: the last crash point, the slot back, the listener told. */
+	private void committed(int participants, long start) {
+		crashPoint(ProtocolStep.AFTER_COMMIT);
+		releaseSlot();
+		this.context.listener().onCommitted(this.transactionId, participants, Duration.ofNanos(System.nanoTime() - start));
 	}
 
 	/**
@@ -225,43 +241,40 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * such a commit is never reported as aborted unless the marker says so.
 	 */
 	private void commitOnePhase(List<Participant> working, long start) {
-		if (!working.isEmpty()) {
-			Participant participant = working.get(0);
-			ParticipantRecord marker = prepare(working).get(0);
-			crashPoint(ProtocolStep.AFTER_PREPARE);
-			try {
-				participant.commit(this.manager.commitTimeout());
-			}
-			catch (RuntimeException ex) {
-				// The commit request may have reached the broker: aborting now could report as aborted
-				// what the broker still commits. Settle the outcome instead.
-				logger.warn("One-phase commit of {} on cluster '{}' failed with an unknown outcome ({}); settling it",
-						participant.transactionalId, participant.cluster, ex.toString());
-				this.state = TransactionState.IN_DOUBT;
-				this.slotReleased = true;
-				java.util.concurrent.CompletableFuture<TransactionState> outcome = this.manager
-					.leaveOnePhaseInDoubt(this.transactionId, participant, marker, this.slot, ex);
-				finishInDoubt(outcome, ex, "its one-phase commit on cluster '" + participant.cluster
-						+ "' has not been confirmed yet (the broker may still complete it)",
-						"its broker did not commit it (its marker record was aborted)");
-				// finishInDoubt returned: the commit is confirmed.
-			}
+		if (working.isEmpty()) {
+			to(TransactionState.COMMITTED);
+			committed(0, start);
+			return;
 		}
-		this.state = TransactionState.COMMITTED;
-		crashPoint(ProtocolStep.AFTER_COMMIT);
-		releaseSlot();
-		this.manager.listener().onCommitted(this.transactionId, working.size(), Duration.ofNanos(System.nanoTime() - start));
+		Participant participant = working.get(0);
+		ParticipantRecord marker = prepare(working).get(0);
+		crashPoint(ProtocolStep.AFTER_PREPARE);
+		try {
+			participant.commit();
+			to(TransactionState.COMMITTED);
+		}
+		catch (RuntimeException ex) {
+			// The commit request may have reached the broker: aborting now could report as aborted
+			// what the broker still commits. Settle the outcome instead.
+			logger.warn("One-phase commit of {} on cluster '{}' failed with an unknown outcome ({}); settling it",
+					participant.transactionalId, participant.cluster, ex.toString());
+			handOver(this.context.resolver().onePhaseUnknown(this.transactionId, participant, marker, this.slot, ex), ex,
+					"its one-phase commit on cluster '" + participant.cluster
+							+ "' has not been confirmed yet (the broker may still complete it)",
+					"its broker did not commit it (its marker record was aborted)");
+		}
+		committed(1, start);
 	}
 
 	private void commitWithRetry(Participant participant) {
 		try {
-			participant.commit(this.manager.commitTimeout());
+			participant.commit();
 		}
 		catch (org.apache.kafka.common.errors.TimeoutException ex) {
 			// The commit may be under way on the broker: retrying is allowed and completes it.
 			logger.warn("Commit of {} on cluster '{}' timed out; retrying once", participant.transactionalId,
 					participant.cluster);
-			participant.commit(this.manager.commitTimeout());
+			participant.commit();
 		}
 	}
 
@@ -269,9 +282,9 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		try {
 			Map<Participant, Future<RecordMetadata>> markers = new LinkedHashMap<>();
 			byte[] key = this.transactionId.getBytes(StandardCharsets.UTF_8);
-			byte[] value = this.manager.owner().getBytes(StandardCharsets.UTF_8);
+			byte[] value = this.context.owner().getBytes(StandardCharsets.UTF_8);
 			for (Participant participant : working) {
-				markers.put(participant, participant.send(new ProducerRecord<>(this.manager.markerTopic(), key, value)));
+				markers.put(participant, participant.send(new ProducerRecord<>(this.context.markerTopic(), key, value)));
 			}
 			for (Participant participant : working) {
 				participant.flush();
@@ -302,7 +315,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	private void awaitSends(Participant participant) {
 		for (Future<RecordMetadata> send : participant.sends()) {
 			try {
-				send.get(this.manager.commitTimeout().toMillis(), TimeUnit.MILLISECONDS);
+				send.get(this.context.commitTimeout().toMillis(), TimeUnit.MILLISECONDS);
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
@@ -319,11 +332,19 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		}
 	}
 
-	private void decide(Decision decision, List<Participant> working) {
-		CrossClusterTransactionManager m = this.manager;
+	/**
+	 * Writes the decision. A write with an unknown outcome is resolved (a late write could still
+	 * land, so an abort is recorded and what won is read); a decision log that stays unreachable
+	 * hands the transaction to the resolver.
+	 * @return true if the decision is durable; false if the resolver already committed it
+	 * @throws TransactionAbortedException if the decision was not recorded (aborted everywhere)
+	 * @throws InDoubtTransactionException if the resolver has not settled it yet
+	 * @throws HeuristicOutcomeException if the resolver found a mixed outcome
+	 */
+	private boolean decide(Decision decision, List<Participant> working) {
 		try {
-			m.decisionLog().decide(decision, m.decisionTimeout());
-			return;
+			this.context.decisionLog().decide(decision, this.context.decisionTimeout());
+			return true;
 		}
 		catch (ProtocolHook.SimulatedCrashException ex) {
 			throw ex;
@@ -331,60 +352,62 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		catch (RuntimeException ex) {
 			logger.warn("Decision write for transaction {} failed or timed out; resolving its outcome", this.transactionId, ex);
 		}
-		// Outcome unknown: a late write could still land, so record an abort and read what won.
 		DecisionState resolved;
 		try {
-			resolved = m.resolveUnknownDecision(decision);
+			resolved = this.context.resolver().resolveUnknownDecision(decision);
 		}
 		catch (DecisionLogException ex) {
-			this.state = TransactionState.IN_DOUBT;
-			this.slotReleased = true;
-			java.util.concurrent.CompletableFuture<TransactionState> outcome = m.leaveInDoubt(decision, false, this.slot);
-			finishInDoubt(outcome, ex, "its decision write has an unknown outcome (the decision log is unreachable)",
+			handOver(this.context.resolver().decisionUnknown(decision, this.slot), ex,
+					"its decision write has an unknown outcome (the decision log is unreachable)",
 					"its decision was not recorded");
-			throw new IllegalStateException("unreachable");
+			return false;
 		}
 		if (resolved == DecisionState.DECIDED || resolved == DecisionState.COMPLETED) {
-			return;
+			return true;
 		}
 		throw abortAll(working, new DecisionLogException("Decision for " + this.transactionId + " not recorded"));
 	}
 
 	/**
-	 * Ends commit() for a transaction handed to background resolution: returns normally if the
-	 * first attempt already committed it, else throws what the caller must know.
+	 * Hands this transaction to the resolver (state IN_DOUBT; the slot is the resolver's now) and
+	 * ends commit() accordingly: returns normally, COMMITTED, if the resolver's first attempt
+	 * committed it; otherwise throws what the caller must know. A later outcome moves the state on.
 	 */
-	private void finishInDoubt(java.util.concurrent.CompletableFuture<TransactionState> outcome, Throwable cause,
-			String why, String whyAborted) {
+	private void handOver(CompletableFuture<TransactionState> outcome, Throwable cause, String why,
+			String whyAborted) {
+		to(TransactionState.IN_DOUBT);
+		this.slotReleased = true;
 		TransactionState resolved = outcome.getNow(null);
-		if (resolved == TransactionState.COMMITTED) {
-			this.state = TransactionState.COMMITTED;
-			return;
+		if (resolved == null) {
+			outcome.thenAccept(this::to);
+			this.context.listener().onInDoubt(this.transactionId, cause);
+			throw new InDoubtTransactionException(this.transactionId, "Transaction " + this.transactionId
+					+ " is in-doubt: " + why + "; Tandem resolves it in the background (see "
+					+ "CrossClusterTransactionManager.inDoubtOutcome)", cause, outcome);
 		}
-		if (resolved == TransactionState.ABORTED) {
-			this.state = TransactionState.ABORTED;
-			throw new TransactionAbortedException("Transaction " + this.transactionId
+		to(resolved);
+		switch (resolved) {
+			case COMMITTED -> {
+				// committed by the first attempt
+			}
+			case ABORTED -> throw new TransactionAbortedException("Transaction " + this.transactionId
 					+ " aborted everywhere: " + whyAborted, cause);
+			default -> {
+				HeuristicOutcomeException.HeuristicOutcome heuristic = this.context.resolver()
+					.heuristicOutcome(this.transactionId);
+				throw new HeuristicOutcomeException((heuristic != null) ? heuristic
+						: new HeuristicOutcomeException.HeuristicOutcome(this.transactionId, List.of(), List.of(),
+								System.currentTimeMillis()));
+			}
 		}
-		if (resolved == TransactionState.HEURISTIC_MIXED) {
-			this.state = TransactionState.HEURISTIC_MIXED;
-			HeuristicOutcomeException.HeuristicOutcome heuristic = this.manager.heuristicOutcome(this.transactionId);
-			throw new HeuristicOutcomeException((heuristic != null) ? heuristic
-					: new HeuristicOutcomeException.HeuristicOutcome(this.transactionId, List.of(), List.of(),
-							System.currentTimeMillis()));
-		}
-		this.manager.listener().onInDoubt(this.transactionId, cause);
-		throw new InDoubtTransactionException(this.transactionId, "Transaction " + this.transactionId + " is in-doubt: "
-				+ why + "; Tandem resolves it in the background (see CrossClusterTransactionManager.inDoubtOutcome)",
-				cause, outcome);
 	}
 
 	private void commitDecided(Decision decision, List<Participant> working, long start) {
-		CrossClusterTransactionManager m = this.manager;
+		Executor executor = this.context.commitExecutor();
 		List<CompletableFuture<@Nullable Throwable>> commits = new ArrayList<>();
-		if (m.hook() == ProtocolHook.NONE) {
+		if (this.context.hook() == ProtocolHook.NONE) {
 			for (Participant participant : working) {
-				commits.add(CompletableFuture.supplyAsync(() -> commitParticipant(participant), m.executor()));
+				commits.add(CompletableFuture.supplyAsync(() -> commitParticipant(participant), executor));
 			}
 		}
 		else {
@@ -393,7 +416,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			commits.add(CompletableFuture.completedFuture(commitParticipant(working.get(0))));
 			crashPoint(ProtocolStep.MID_COMMIT);
 			for (Participant participant : working.subList(1, working.size())) {
-				commits.add(CompletableFuture.supplyAsync(() -> commitParticipant(participant), m.executor()));
+				commits.add(CompletableFuture.supplyAsync(() -> commitParticipant(participant), executor));
 			}
 		}
 		Map<Participant, Throwable> failures = new LinkedHashMap<>();
@@ -404,23 +427,22 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			}
 		}
 		if (failures.isEmpty()) {
-			this.state = TransactionState.COMMITTED;
+			to(TransactionState.COMMITTED);
 			crashPoint(ProtocolStep.AFTER_COMMIT);
-			m.complete(this.transactionId);
+			this.context.resolver().complete(this.transactionId);
 			releaseSlot();
-			m.listener().onCommitted(this.transactionId, working.size(), Duration.ofNanos(System.nanoTime() - start));
+			this.context.listener().onCommitted(this.transactionId, working.size(),
+					Duration.ofNanos(System.nanoTime() - start));
 			return;
 		}
 		// Some participant did not commit. Never abort now: the decision says commit.
 		Throwable first = failures.values().iterator().next();
+		List<String> failed = failures.keySet().stream().map((p) -> p.cluster).toList();
 		logger.warn("Transaction {} is decided but {} could not commit yet; leaving it to recovery",
-				this.transactionId, failures.keySet().stream().map((p) -> p.cluster).toList(), first);
-		this.state = TransactionState.IN_DOUBT;
-		this.slotReleased = true;
-		java.util.concurrent.CompletableFuture<TransactionState> outcome = m.leaveInDoubt(decision, true, this.slot);
-		finishInDoubt(outcome, first, "it is decided but could not commit on "
-				+ failures.keySet().stream().map((p) -> p.cluster).toList() + " yet", "its decision was not recorded");
-		m.listener().onCommitted(this.transactionId, working.size(), Duration.ofNanos(System.nanoTime() - start));
+				this.transactionId, failed, first);
+		handOver(this.context.resolver().decidedNotCommitted(decision, this.slot), first,
+				"it is decided but could not commit on " + failed + " yet", "its decision was not recorded");
+		this.context.listener().onCommitted(this.transactionId, working.size(), Duration.ofNanos(System.nanoTime() - start));
 	}
 
 	private @Nullable Throwable commitParticipant(Participant participant) {
@@ -436,12 +458,12 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	private TransactionAbortedException abortAll(List<Participant> participants, Throwable cause) {
 		synchronized (this) {
 			if (this.state != TransactionState.ABORTING) {
-				this.state = TransactionState.ABORTING;
+				to(TransactionState.ABORTING);
 			}
 		}
 		for (Participant participant : participants) {
 			try {
-				participant.abort(this.manager.commitTimeout());
+				participant.abort();
 			}
 			catch (RuntimeException ex) {
 				logger.warn("Abort of {} on cluster '{}' failed; abandoning its producer (the broker aborts the transaction when a new producer initializes it)",
@@ -449,9 +471,9 @@ public final class CrossClusterTransaction implements AutoCloseable {
 				participant.abandon();
 			}
 		}
-		this.state = TransactionState.ABORTED;
+		to(TransactionState.ABORTED);
 		releaseSlot();
-		this.manager.listener().onAborted(this.transactionId, cause);
+		this.context.listener().onAborted(this.transactionId, cause);
 		return new TransactionAbortedException("Transaction " + this.transactionId + " aborted on every cluster: "
 				+ cause.getMessage(), cause);
 	}
@@ -466,7 +488,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			if (this.state == TransactionState.ABORTED) {
 				return;
 			}
-			transitionTo(TransactionState.ABORTING);
+			to(TransactionState.ABORTING);
 		}
 		abortAll(new ArrayList<>(this.enlisted.values()), new TandemException("aborted by the application"));
 	}
@@ -485,7 +507,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	private void releaseSlot() {
 		if (!this.slotReleased) {
 			this.slotReleased = true;
-			this.manager.release(this.slot);
+			this.context.pool().release(this.slot);
 		}
 	}
 

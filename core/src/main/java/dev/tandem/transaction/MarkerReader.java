@@ -1,17 +1,15 @@
 package dev.tandem.transaction;
 
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
+import dev.tandem.clients.ClusterClients;
 import dev.tandem.transaction.Decision.ParticipantRecord;
 
 /**
@@ -47,19 +45,14 @@ public final class MarkerReader {
 	/**
 	 * Reads the outcome of one participant.
 	 * @param participant the participant, with its marker's topic, partition and offset
-	 * @param clientConfig client configuration of its cluster (bootstrap servers, security)
+	 * @param clients the clients of the participant's cluster (bootstrap servers, security)
 	 * @param timeout how long to try
 	 * @return the outcome; {@link MarkerOutcome#OPEN} also when the timeout passed undecided
 	 * @throws org.apache.kafka.common.KafkaException if the cluster cannot be read
+	 * @throws IllegalArgumentException if the participant's cluster is not one of the clients'
 	 */
-	public static MarkerOutcome read(ParticipantRecord participant, Map<String, Object> clientConfig,
-			Duration timeout) {
-		Map<String, Object> config = new HashMap<>(clientConfig);
-		config.keySet().removeIf((key) -> !ConsumerConfig.configNames().contains(key));
-		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, IsolationLevel.READ_COMMITTED.toString());
-		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-		config.remove(ConsumerConfig.GROUP_ID_CONFIG);
-		config.remove(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG);
+	public static MarkerOutcome read(ParticipantRecord participant, ClusterClients clients, Duration timeout) {
+		Map<String, Object> config = clients.readerConfig(participant.cluster());
 		TopicPartition partition = new TopicPartition(participant.markerTopic(), participant.markerPartition());
 		long offset = participant.markerOffset();
 		long deadline = System.nanoTime() + timeout.toNanos();

@@ -93,12 +93,14 @@ final class Participant {
 		producer().flush();
 	}
 
-	void commit(Duration timeout) {
+	/** Commits the open transaction; bounded by the producer's {@code max.block.ms}. */
+	void commit() {
 		producer().commitTransaction();
 		reset();
 	}
 
-	void abort(Duration timeout) {
+	/** Aborts the open transaction, if any; bounded by the producer's {@code max.block.ms}. */
+	void abort() {
 		if (this.inTransaction) {
 			producer().abortTransaction();
 		}

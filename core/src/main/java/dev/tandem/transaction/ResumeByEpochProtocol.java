@@ -18,6 +18,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.tandem.clients.BoundedAdmin;
 import dev.tandem.transaction.Decision.ParticipantRecord;
 import dev.tandem.transaction.internals.ProducerInternals;
 import dev.tandem.transaction.internals.ProducerInternals.ProducerIdentity;

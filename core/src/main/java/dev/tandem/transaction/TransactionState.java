@@ -36,7 +36,8 @@ public enum TransactionState {
 	 * The outcome is not final yet: decided, but some participant could not commit yet (recovery
 	 * commits it), or the decision write's outcome is unknown, or a one-phase commit (one
 	 * participant) did not answer in time (the broker may still complete it; Tandem retries the
-	 * commit until it knows). Terminal for this object; the outcome arrives through
+	 * commit until it knows). Left by resolution in the background, which moves the transaction to
+	 * COMMITTED, ABORTED or HEURISTIC_MIXED once the outcome is known; the caller learns it through
 	 * {@link InDoubtTransactionException#outcome()}.
 	 */
 	IN_DOUBT,
@@ -63,7 +64,8 @@ public enum TransactionState {
 			case PREPARED -> EnumSet.of(DECIDED, ABORTING, IN_DOUBT);
 			case DECIDED -> EnumSet.of(COMMITTED, IN_DOUBT, HEURISTIC_MIXED);
 			case ABORTING -> EnumSet.of(ABORTED);
-			case COMMITTED, ABORTED, IN_DOUBT, HEURISTIC_MIXED -> EnumSet.noneOf(TransactionState.class);
+			case IN_DOUBT -> EnumSet.of(COMMITTED, ABORTED, HEURISTIC_MIXED);
+			case COMMITTED, ABORTED, HEURISTIC_MIXED -> EnumSet.noneOf(TransactionState.class);
 		};
 	}
 

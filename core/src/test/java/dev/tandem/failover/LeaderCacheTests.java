@@ -18,8 +18,8 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import dev.tandem.transaction.internals.LeaderSource;
-import dev.tandem.transaction.internals.LeaderSource.LeaderTerm;
+import dev.tandem.failover.internals.LeaderSource;
+import dev.tandem.failover.internals.LeaderSource.LeaderTerm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -393,7 +393,7 @@ class ExactlyOnceCasesTests {
 	}
 
 	private CrossClusterTransactionManager manager(ProtocolHook hook, DecisionLog log,
-			CrossClusterTransactionManager.Builder builder) {
+			CrossClusterTransactionManagerBuilder builder) {
 		CrossClusterTransactionManager manager = builder.cluster("east", clientConfig("east"))
 			.cluster("west", clientConfig("west"))
 			.idPrefix("tests")

@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
 import dev.tandem.autoconfigure.TandemClusters;
 import dev.tandem.failover.FailoverReadiness;
 import dev.tandem.failover.FailoverReadinessReport;
-import dev.tandem.transaction.BoundedAdmin;
+import dev.tandem.clients.BoundedAdmin;
 
 /**
  * Reads, once per cluster, the broker settings that bound failover speed (DESIGN.md §6:

@@ -1,6 +1,5 @@
 package dev.tandem.autoconfigure.transaction;
 
-import java.util.HashMap;
 import java.util.Map;
 
 import org.slf4j.Logger;
@@ -28,6 +27,7 @@ import dev.tandem.autoconfigure.TandemProperties;
 import dev.tandem.autoconfigure.coordinator.TandemCoordinatorAutoConfiguration;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
 import dev.tandem.transaction.CrossClusterTransactionManager;
+import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
 import dev.tandem.transaction.CrossClusterTransactionTemplate;
 import dev.tandem.transaction.CrossClusterTransactional;
 import dev.tandem.transaction.DecisionLog;
@@ -96,7 +96,7 @@ public class TandemTransactionAutoConfiguration {
 					"Cross-cluster transactions are enabled but no Kafka cluster is configured.",
 					"Add tandem.clusters.<name>.bootstrap-servers for each cluster, or set tandem.transaction.enabled=false.");
 		}
-		CrossClusterTransactionManager.Builder builder = CrossClusterTransactionManager.builder()
+		CrossClusterTransactionManagerBuilder builder = CrossClusterTransactionManager.builder()
 			.idPrefix(idPrefix)
 			.instanceId(instanceId)
 			.decisionLog(decisionLog)
@@ -106,8 +106,8 @@ public class TandemTransactionAutoConfiguration {
 			.commitTimeout(transaction.getCommitTimeout())
 			.decisionTimeout(transaction.getDecisionTimeout());
 		for (String cluster : clusters.names()) {
-			Map<String, Object> config = new HashMap<>(clusters.producerConfig(cluster));
-			builder.cluster(cluster, config);
+			builder.cluster(cluster, clusters.producerConfig(cluster), clusters.consumerConfig(cluster),
+					clusters.adminConfig(cluster));
 		}
 		listeners.orderedStream().forEach(builder::listener);
 		hook.ifAvailable(builder::protocolHook);

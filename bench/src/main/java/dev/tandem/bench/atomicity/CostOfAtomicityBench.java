@@ -33,6 +33,7 @@ import dev.tandem.coordinator.EmbeddedCoordinator;
 import dev.tandem.test.EmbeddedKafkaClusters;
 import dev.tandem.transaction.CrossClusterTransaction;
 import dev.tandem.transaction.CrossClusterTransactionManager;
+import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
 import dev.tandem.transaction.TandemException;
 
 /**
@@ -626,7 +627,7 @@ public final class CostOfAtomicityBench {
 				EmbeddedCoordinator coordinator, int slots) {
 			this.name = name;
 			this.clusters = CLUSTERS.subList(0, clusterCount);
-			CrossClusterTransactionManager.Builder builder = CrossClusterTransactionManager.builder()
+			CrossClusterTransactionManagerBuilder builder = CrossClusterTransactionManager.builder()
 				.idPrefix("bench")
 				.instanceId(name)
 				.slots(slots)

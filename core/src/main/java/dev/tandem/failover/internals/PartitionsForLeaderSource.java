@@ -1,4 +1,4 @@
-package dev.tandem.transaction.internals;
+package dev.tandem.failover.internals;
 
 import java.util.List;
 

@@ -1,7 +1,6 @@
-package dev.tandem.transaction;
+package dev.tandem.clients;
 
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 
 import org.apache.kafka.clients.admin.Admin;
@@ -29,8 +28,7 @@ public final class BoundedAdmin {
 	 * @throws org.apache.kafka.common.KafkaException if the configuration is invalid
 	 */
 	public static Admin create(Map<String, ?> clientConfig, Duration timeout) {
-		Map<String, Object> config = new HashMap<>(clientConfig);
-		config.keySet().removeIf((key) -> !AdminClientConfig.configNames().contains(key));
+		Map<String, Object> config = ClusterClients.only(clientConfig, AdminClientConfig.configNames());
 		int timeoutMs = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
 		config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);
 		config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs);

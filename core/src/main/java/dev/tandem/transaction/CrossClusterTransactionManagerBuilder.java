@@ -1,0 +1,240 @@
+package dev.tandem.transaction;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.BiConsumer;
+
+import org.apache.kafka.clients.producer.Producer;
+import org.jspecify.annotations.Nullable;
+
+import dev.tandem.clients.ClusterClients;
+
+/**
+ * Builds a {@link CrossClusterTransactionManager}.
+ *
+ * @since 0.1.0
+ */
+public final class CrossClusterTransactionManagerBuilder {
+
+	final ClusterClients.Builder clusters = ClusterClients.builder();
+
+	@Nullable String idPrefix;
+
+	@Nullable String instanceId;
+
+	@Nullable DecisionLog decisionLog;
+
+	String markerTopic = CrossClusterTransactionManager.DEFAULT_MARKER_TOPIC;
+
+	int slots = 1;
+
+	Duration transactionTimeout = Duration.ofMinutes(15);
+
+	Duration commitTimeout = Duration.ofSeconds(30);
+
+	Duration decisionTimeout = Duration.ofSeconds(5);
+
+	ProtocolHook hook = ProtocolHook.NONE;
+
+	final List<TransactionListener> listeners = new ArrayList<>();
+
+	ParticipantProtocol participantProtocol = new ResumeByEpochProtocol();
+
+	Duration recoveryInterval = Duration.ofSeconds(1);
+
+	BiConsumer<String, Producer<?, ?>> producerCreated = (cluster, producer) -> {
+	};
+
+	CrossClusterTransactionManagerBuilder() {
+	}
+
+	/**
+	 * Adds a cluster.
+	 * @param name the cluster's name, used in transactional ids: letters, digits, '-' and '_'
+	 * @param clientConfig Kafka client properties (at least {@code bootstrap.servers}); each
+	 *     client type takes the keys it knows
+	 * @return this builder
+	 * @throws IllegalArgumentException if the name is invalid or {@code bootstrap.servers}
+	 *     is missing, or {@code transactional.id} is set
+	 */
+	public CrossClusterTransactionManagerBuilder cluster(String name, Map<String, ?> clientConfig) {
+		this.clusters.cluster(name, clientConfig);
+		return this;
+	}
+
+	/**
+	 * Adds a cluster with a configuration per client type (as Spring Boot's {@code spring.kafka}
+	 * or {@code tandem.clusters} resolve them).
+	 * @param name the cluster's name, used in transactional ids: letters, digits, '-' and '_'
+	 * @param producer properties of the transactional producers
+	 * @param consumer properties of the consumers {@link CrossClusterTransactionManager#createConsumer}
+	 *     creates and of Tandem's marker reads
+	 * @param admin properties of Tandem's admin clients
+	 * @return this builder
+	 * @throws IllegalArgumentException if the name is invalid, {@code bootstrap.servers} is
+	 *     missing from one of them, or {@code transactional.id} is set
+	 */
+	public CrossClusterTransactionManagerBuilder cluster(String name, Map<String, ?> producer, Map<String, ?> consumer, Map<String, ?> admin) {
+		this.clusters.cluster(name, producer, consumer, admin);
+		return this;
+	}
+
+	/**
+	 * Sets the prefix of transactional ids and owner ids; stable across restarts.
+	 * @param idPrefix the prefix
+	 * @return this builder
+	 */
+	public CrossClusterTransactionManagerBuilder idPrefix(String idPrefix) {
+		this.idPrefix = idPrefix;
+		return this;
+	}
+
+	/**
+	 * Sets this app instance's id; stable across restarts of the same instance, unique among
+	 * instances running at once (a restarted instance recovers the transactions of its id).
+	 * @param instanceId the instance id
+	 * @return this builder
+	 */
+	public CrossClusterTransactionManagerBuilder instanceId(String instanceId) {
+		this.instanceId = instanceId;
+		return this;
+	}
+
+	/**
+	 * Sets the decision log (required).
+	 * @param decisionLog the log
+	 * @return this builder
+	 */
+	public CrossClusterTransactionManagerBuilder decisionLog(DecisionLog decisionLog) {
+		this.decisionLog = decisionLog;
+		return this;
+	}
+
+	/**
+	 * Sets the marker topic, created on every cluster if missing.
+	 * @param markerTopic the topic name
+	 * @return this builder
+	 */
+	public CrossClusterTransactionManagerBuilder markerTopic(String markerTopic) {
+		this.markerTopic = markerTopic;
+		return this;
+	}
+
+	/**
+	 * Sets how many transactions may run at once (one producer per cluster each).
+	 * @param slots 1 or more
+	 * @return this builder
+	 */
+	public CrossClusterTransactionManagerBuilder slots(int slots) {
+		if (slots < 1) {
+			throw new IllegalArgumentException("slots must be 1 or more");
+		}
+		this.slots = slots;
+		return this;
+	}
+
+	/**
+	 * Sets the producers' {@code transaction.timeout.ms}: how long a broker keeps a
+	 * transaction open before aborting it. A decided transaction whose owner is down longer
+	 * than this ends as a heuristic outcome; an undecided one left by a crash blocks
+	 * {@code read_committed} readers of its partitions until the owner restarts or this passes.
+	 * Must not exceed the brokers' {@code transaction.max.timeout.ms} (15 min by default).
+	 * @param transactionTimeout the timeout
+	 * @return this builder
+	 */
+	public CrossClusterTransactionManagerBuilder transactionTimeout(Duration transactionTimeout) {
+		this.transactionTimeout = transactionTimeout;
+		return this;
+	}
+
+	/**
+	 * Sets how long flush, commit and abort calls may take per participant.
+	 * @param commitTimeout the timeout
+	 * @return this builder
+	 */
+	public CrossClusterTransactionManagerBuilder commitTimeout(Duration commitTimeout) {
+		this.commitTimeout = commitTimeout;
+		return this;
+	}
+
+	/**
+	 * Sets how long one decision-log call may take.
+	 * @param decisionTimeout the timeout
+	 * @return this builder
+	 */
+	public CrossClusterTransactionManagerBuilder decisionTimeout(Duration decisionTimeout) {
+		this.decisionTimeout = decisionTimeout;
+		return this;
+	}
+
+	/**
+	 * Sets a hook called at each protocol step (fault-injection tests).
+	 * @param hook the hook
+	 * @return this builder
+	 */
+	public CrossClusterTransactionManagerBuilder protocolHook(ProtocolHook hook) {
+		this.hook = hook;
+		return this;
+	}
+
+	/**
+	 * Adds a listener told of outcomes; may be called several times.
+	 * @param listener the listener
+	 * @return this builder
+	 */
+	public CrossClusterTransactionManagerBuilder listener(TransactionListener listener) {
+		this.listeners.add(Objects.requireNonNull(listener, "listener"));
+		return this;
+	}
+
+	/**
+	 * Sets the first delay between background attempts to resolve an in-doubt transaction;
+	 * it doubles after each failed attempt, up to 30 s.
+	 * @param recoveryInterval the delay, positive
+	 * @return this builder
+	 */
+	public CrossClusterTransactionManagerBuilder recoveryInterval(Duration recoveryInterval) {
+		if (recoveryInterval.isNegative() || recoveryInterval.isZero()) {
+			throw new IllegalArgumentException("recoveryInterval must be positive");
+		}
+		this.recoveryInterval = recoveryInterval;
+		return this;
+	}
+
+	/**
+	 * Sets a callback told of every participant producer created (after
+	 * {@code initTransactions()}), with its cluster name: for example to bind a leader cache.
+	 * Called on the creating thread; must be fast and must not close the producer.
+	 * @param producerCreated the callback
+	 * @return this builder
+	 */
+	public CrossClusterTransactionManagerBuilder producerCreated(
+			BiConsumer<String, Producer<?, ?>> producerCreated) {
+		this.producerCreated = Objects.requireNonNull(producerCreated, "producerCreated");
+		return this;
+	}
+
+	/**
+	 * Sets how recovery completes prepared participants.
+	 * @param participantProtocol the protocol
+	 * @return this builder
+	 */
+	public CrossClusterTransactionManagerBuilder participantProtocol(ParticipantProtocol participantProtocol) {
+		this.participantProtocol = participantProtocol;
+		return this;
+	}
+
+	/**
+	 * Builds the manager; call {@link CrossClusterTransactionManager#start()} next.
+	 * @return the manager
+	 * @throws NullPointerException if the id prefix, instance id or decision log is missing
+	 * @throws IllegalArgumentException if no cluster is configured
+	 */
+	public CrossClusterTransactionManager build() {
+		return new CrossClusterTransactionManager(this);
+	}
+
+}

@@ -1,0 +1,66 @@
+package dev.tandem.transaction;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.tandem.clients.ClusterClients;
+
+/**
+ * Creates the marker topic on a cluster where it is missing (start-up housekeeping): one
+ * partition, replication factor 3 or the broker count if lower, 7 days of retention.
+ */
+final class MarkerTopics {
+
+	private static final Logger logger = LoggerFactory.getLogger(MarkerTopics.class);
+
+	private static final Duration RETENTION = Duration.ofDays(7);
+
+	private MarkerTopics() {
+	}
+
+	/**
+	 * Creates the marker topic on the cluster unless it exists.
+	 * @throws TandemException if the cluster does not answer within the timeout or refuses
+	 */
+	static void ensure(ClusterClients clients, String cluster, String topic, Duration timeout) {
+		Admin admin = clients.admin(cluster, timeout);
+		try {
+			if (admin.listTopics().names().get(timeout.toMillis(), TimeUnit.MILLISECONDS).contains(topic)) {
+				return;
+			}
+			int brokers = admin.describeCluster().nodes().get(timeout.toMillis(), TimeUnit.MILLISECONDS).size();
+			NewTopic newTopic = new NewTopic(topic, 1, (short) Math.min(3, brokers))
+				.configs(Map.of("retention.ms", String.valueOf(RETENTION.toMillis())));
+			admin.createTopics(List.of(newTopic)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+			logger.info("Created marker topic '{}' on cluster '{}'", topic, cluster);
+		}
+		catch (ExecutionException ex) {
+			if (!(ex.getCause() instanceof TopicExistsException)) {
+				throw new TandemException("Could not create marker topic '" + topic + "' on cluster '" + cluster
+						+ "': " + ex.getCause(), ex.getCause());
+			}
+		}
+		catch (TimeoutException ex) {
+			throw new TandemException("Cluster '" + cluster + "' (" + clients.bootstrapServers(cluster)
+					+ ") did not answer within " + timeout, ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new TandemException("Interrupted", ex);
+		}
+		finally {
+			admin.close(Duration.ofSeconds(1));
+		}
+	}
+
+}
