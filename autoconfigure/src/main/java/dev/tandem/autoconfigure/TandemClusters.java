@@ -9,6 +9,7 @@ import java.util.Map;
 import org.apache.kafka.clients.CommonClientConfigs;
 
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
+import dev.tandem.clients.ClusterClients;
 
 /**
  * The configured Kafka clusters and the client properties of each, resolved once from
@@ -30,10 +31,10 @@ public final class TandemClusters {
 	public TandemClusters(TandemProperties properties, List<TandemClusterCustomizer> customizers) {
 		Map<String, Resolved> resolved = new LinkedHashMap<>();
 		properties.getClusters().forEach((name, cluster) -> {
-			if (!name.matches("[A-Za-z0-9_-]+")) {
+			if (!ClusterClients.isValidName(name)) {
 				throw new TandemConfigurationException("tandem.clusters." + name,
 						"Cluster name '" + name + "' is not valid.",
-						"Use letters, digits, '-' and '_' only in cluster names under tandem.clusters.");
+						"Use " + ClusterClients.NAME_RULE + " in cluster names under tandem.clusters.");
 			}
 			if (cluster.getBootstrapServers().stream().allMatch(String::isBlank)) {
 				throw new TandemConfigurationException("tandem.clusters." + name + ".bootstrap-servers",

@@ -20,7 +20,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The coordinator embedded in the app (the default mode, DESIGN.md §3): one Ratis peer on the
+ * The coordinator embedded in the app (the default mode; {@code docs/architecture.md}, "The coordinator"): one Ratis peer on the
  * loopback interface with its log and snapshots in a data directory, and a
  * {@link RatisDecisionLog} connected to it.
  * <p>

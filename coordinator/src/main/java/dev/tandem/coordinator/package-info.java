@@ -1,6 +1,6 @@
 /**
  * Tandem's coordinator: a Raft-replicated decision log for cross-cluster transactions
- * (DESIGN.md §3), embedded in the app as one peer or run as a 3- or 5-peer service.
+ * ({@code docs/architecture.md}, "The coordinator"), embedded in the app as one peer or run as a 3- or 5-peer service.
  */
 @NullMarked
 package dev.tandem.coordinator;

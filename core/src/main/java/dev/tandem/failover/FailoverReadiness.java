@@ -37,15 +37,13 @@ import dev.tandem.failover.ReadinessFinding.Severity;
  * Reads the broker and topic settings that bound how fast clients can fail over, through
  * {@code Admin.describeConfigs}, and returns findings with recommendations.
  * <p>
- * The client profile cannot make failover fast on its own (DESIGN §6, measured on this
- * project's 3-broker clusters): after a leader change, {@code acks=all} produce waits until
- * the followers fetch from the new leader, and they first back off
- * {@code replica.fetch.backoff.ms} (1000 ms by default: ~1 s stalls; with 50 ms the median
- * worst produce latency after a leader move fell from 1048 to 151 ms); and a broker that dies
- * without a controlled shutdown keeps its leaderships until the controller fences it after
- * {@code broker.session.timeout.ms} (9 s by default: max produce latency 9.2 s; 3.2 s with
- * 2000 ms). Settings checked, per broker: {@code replica.fetch.backoff.ms},
- * {@code broker.session.timeout.ms}, {@code broker.heartbeat.interval.ms},
+ * The client profile cannot make failover fast on its own: after a leader change,
+ * {@code acks=all} produce waits until the followers fetch from the new leader, and they first
+ * back off {@code replica.fetch.backoff.ms} (1000 ms by default, a stall of about that much); and
+ * a broker that dies without a controlled shutdown keeps its leaderships until the controller
+ * fences it after {@code broker.session.timeout.ms} (9 s by default). The measurements behind the
+ * recommendations are in {@code docs/benchmarks.md}, "Failover". Settings checked, per broker:
+ * {@code replica.fetch.backoff.ms}, {@code broker.session.timeout.ms}, {@code broker.heartbeat.interval.ms},
  * {@code unclean.leader.election.enable}, {@code min.insync.replicas} (against
  * {@code default.replication.factor}), {@code replica.lag.time.max.ms},
  * {@code auto.leader.rebalance.enable}; per topic asked for: {@code min.insync.replicas}
@@ -70,8 +68,8 @@ public final class FailoverReadiness {
 	public static final long MAX_REPLICA_FETCH_BACKOFF_MS = 100;
 
 	/**
-	 * Recommended {@code replica.fetch.backoff.ms}: 50 ms (measured: median worst produce
-	 * latency after a leader move 151 ms, against 1048 ms with the 1000 ms default).
+	 * Recommended {@code replica.fetch.backoff.ms}: 50 ms: followers of a new leader start
+	 * fetching almost at once, so {@code acks=all} produce resumes (see {@code docs/benchmarks.md}).
 	 * @since 0.1.0
 	 */
 	public static final long RECOMMENDED_REPLICA_FETCH_BACKOFF_MS = 50;

@@ -17,7 +17,6 @@ import java.util.function.LongSupplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -108,7 +107,7 @@ public final class LeaderCache {
 
 	private final LongSupplier clock;
 
-	private final Map<TopicPartition, PartitionState> partitions = new ConcurrentHashMap<>();
+	private final Map<TopicPartition, PartitionLeaderState> partitions = new ConcurrentHashMap<>();
 
 	private final Set<String> topics = ConcurrentHashMap.newKeySet();
 
@@ -209,7 +208,7 @@ public final class LeaderCache {
 			}
 			for (Integer number : numbers) {
 				TopicPartition partition = new TopicPartition(topic, number);
-				PartitionState state = state(partition);
+				PartitionLeaderState state = state(partition);
 				LeaderChangeEvent change;
 				synchronized (state) {
 					if (state.version == version) {
@@ -230,7 +229,7 @@ public final class LeaderCache {
 	 */
 	public Optional<PartitionLeaderDescriptor> partition(TopicPartition partition) {
 		refresh();
-		PartitionState state = this.partitions.get(partition);
+		PartitionLeaderState state = this.partitions.get(partition);
 		return (state != null) ? Optional.of(state.describe()) : Optional.empty();
 	}
 
@@ -398,7 +397,7 @@ public final class LeaderCache {
 			return;
 		}
 		TopicPartition partition = new TopicPartition(metadata.topic(), metadata.partition());
-		PartitionState state = state(partition);
+		PartitionLeaderState state = state(partition);
 		long nowMs = this.clock.getAsLong();
 		LeaderChangeEvent change = null;
 		FailoverEvent failover = null;
@@ -437,7 +436,7 @@ public final class LeaderCache {
 			List<? extends ConsumerRecord<?, ?>> fetched = records.records(partition);
 			int recordEpoch = fetched.isEmpty() ? LeaderTerm.UNKNOWN
 					: fetched.get(fetched.size() - 1).leaderEpoch().orElse(LeaderTerm.UNKNOWN);
-			PartitionState state = state(partition);
+			PartitionLeaderState state = state(partition);
 			LeaderChangeEvent change = null;
 			FailoverEvent failover;
 			synchronized (state) {
@@ -457,13 +456,13 @@ public final class LeaderCache {
 		}
 	}
 
-	private PartitionState state(TopicPartition partition) {
-		PartitionState state = this.partitions.get(partition);
+	private PartitionLeaderState state(TopicPartition partition) {
+		PartitionLeaderState state = this.partitions.get(partition);
 		if (state != null) {
 			return state;
 		}
 		this.topics.add(partition.topic());
-		return this.partitions.computeIfAbsent(partition, PartitionState::new);
+		return this.partitions.computeIfAbsent(partition, (tp) -> new PartitionLeaderState(this.cluster, this.clientId, this.clientType, tp));
 	}
 
 	private void publish(@Nullable LeaderChangeEvent event) {
@@ -497,154 +496,6 @@ public final class LeaderCache {
 	public String toString() {
 		return "LeaderCache{cluster=" + this.cluster + ", clientId=" + this.clientId + ", type=" + this.clientType
 				+ ", partitions=" + this.partitions.size() + "}";
-	}
-
-	/**
-	 * Mutable state of one partition, guarded by its own monitor.
-	 */
-	private final class PartitionState {
-
-		private static final int NONE = -2;
-
-		private final TopicPartition partition;
-
-		/** Metadata version last applied, by identity. */
-		private @Nullable Object version;
-
-		private int leaderId = LeaderTerm.UNKNOWN;
-
-		private int leaderEpoch = LeaderTerm.UNKNOWN;
-
-		private @Nullable Node leaderNode;
-
-		/** Last known leader (never UNKNOWN once set), to count changes across gaps. */
-		private int knownLeaderId = NONE;
-
-		private int knownLeaderEpoch = LeaderTerm.UNKNOWN;
-
-		private long lastChangeMs = -1;
-
-		private long changes;
-
-		/** Leader at the last success; NONE before the first. */
-		private int successLeaderId = NONE;
-
-		private int successLeaderEpoch = LeaderTerm.UNKNOWN;
-
-		private long lastSuccessMs = -1;
-
-		private long successes;
-
-		private long failures;
-
-		private @Nullable String lastError;
-
-		private long lastFailoverDurationMs = -1;
-
-		private long lastFailoverMs = -1;
-
-		private long failovers;
-
-		PartitionState(TopicPartition partition) {
-			this.partition = partition;
-		}
-
-		@Nullable LeaderChangeEvent apply(@Nullable LeaderTerm term, @Nullable Object version, long nowMs) {
-			this.version = version;
-			if (term == null) {
-				return null;
-			}
-			if (term.leaderEpoch() != LeaderTerm.UNKNOWN && this.leaderEpoch != LeaderTerm.UNKNOWN
-					&& term.leaderEpoch() < this.leaderEpoch) {
-				return null; // stale
-			}
-			this.leaderId = term.leaderId();
-			this.leaderEpoch = (term.leaderEpoch() != LeaderTerm.UNKNOWN) ? term.leaderEpoch() : this.leaderEpoch;
-			this.leaderNode = (term.node() != null || term.leaderId() == LeaderTerm.UNKNOWN) ? term.node()
-					: this.leaderNode;
-			if (this.leaderId == LeaderTerm.UNKNOWN) {
-				return null; // leaderless for now; counted when a leader appears
-			}
-			if (this.knownLeaderId == NONE) {
-				this.knownLeaderId = this.leaderId;
-				this.knownLeaderEpoch = this.leaderEpoch;
-				return null; // first leader seen: not a change
-			}
-			boolean sameLeader = this.knownLeaderId == this.leaderId;
-			boolean sameEpoch = this.knownLeaderEpoch == this.leaderEpoch || this.leaderEpoch == LeaderTerm.UNKNOWN
-					|| this.knownLeaderEpoch == LeaderTerm.UNKNOWN;
-			if (sameLeader && sameEpoch) {
-				this.knownLeaderEpoch = (this.leaderEpoch != LeaderTerm.UNKNOWN) ? this.leaderEpoch
-						: this.knownLeaderEpoch;
-				return null;
-			}
-			int previousId = this.knownLeaderId;
-			int previousEpoch = this.knownLeaderEpoch;
-			this.knownLeaderId = this.leaderId;
-			this.knownLeaderEpoch = this.leaderEpoch;
-			this.changes++;
-			this.lastChangeMs = nowMs;
-			return new LeaderChangeEvent(LeaderCache.this.cluster, LeaderCache.this.clientId,
-					LeaderCache.this.clientType, this.partition.topic(), this.partition.partition(), previousId,
-					nullable(previousEpoch), this.leaderId, nullable(this.leaderEpoch), endpoint(this.leaderNode),
-					Instant.ofEpochMilli(nowMs));
-		}
-
-		@Nullable FailoverEvent success(long nowMs, long startMs) {
-			FailoverEvent event = null;
-			if (this.leaderId != LeaderTerm.UNKNOWN && this.successLeaderId != NONE) {
-				boolean sameLeader = this.successLeaderId == this.leaderId;
-				boolean sameEpoch = this.successLeaderEpoch == this.leaderEpoch
-						|| this.successLeaderEpoch == LeaderTerm.UNKNOWN || this.leaderEpoch == LeaderTerm.UNKNOWN;
-				if (!sameLeader || !sameEpoch) {
-					long durationMs = (startMs >= 0) ? Math.max(0, nowMs - startMs) : 0;
-					this.lastFailoverDurationMs = durationMs;
-					this.lastFailoverMs = nowMs;
-					this.failovers++;
-					event = new FailoverEvent(LeaderCache.this.cluster, LeaderCache.this.clientId,
-							LeaderCache.this.clientType, this.partition.topic(), this.partition.partition(),
-							nullable(this.successLeaderId), this.leaderId, nullable(this.leaderEpoch),
-							Duration.ofMillis(durationMs), Instant.ofEpochMilli(nowMs));
-				}
-			}
-			if (this.leaderId != LeaderTerm.UNKNOWN) {
-				this.successLeaderId = this.leaderId;
-				this.successLeaderEpoch = this.leaderEpoch;
-			}
-			this.lastSuccessMs = nowMs;
-			this.successes++;
-			return event;
-		}
-
-		void failure(Exception exception) {
-			this.failures++;
-			this.lastError = exception.getClass().getSimpleName() + ": " + exception.getMessage();
-		}
-
-		synchronized PartitionLeaderDescriptor describe() {
-			Node node = this.leaderNode;
-			boolean hasLeader = this.leaderId != LeaderTerm.UNKNOWN;
-			return new PartitionLeaderDescriptor(this.partition.topic(), this.partition.partition(),
-					hasLeader ? this.leaderId : null, nullable(this.leaderEpoch),
-					(hasLeader && node != null) ? endpoint(node) : null,
-					(hasLeader && node != null) ? node.rack() : null, instant(this.lastChangeMs), this.changes,
-					(this.lastFailoverDurationMs >= 0) ? Duration.ofMillis(this.lastFailoverDurationMs) : null,
-					instant(this.lastFailoverMs), this.failovers, instant(this.lastSuccessMs), this.successes,
-					this.failures, this.lastError);
-		}
-
-		private static @Nullable Integer nullable(int value) {
-			return (value >= 0) ? value : null;
-		}
-
-		private static @Nullable Instant instant(long epochMillis) {
-			return (epochMillis >= 0) ? Instant.ofEpochMilli(epochMillis) : null;
-		}
-
-		private static String endpoint(@Nullable Node node) {
-			return (node != null) ? node.host() + ":" + node.port() : "unknown";
-		}
-
 	}
 
 }

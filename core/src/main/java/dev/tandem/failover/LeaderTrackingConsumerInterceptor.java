@@ -2,14 +2,11 @@ package dev.tandem.failover;
 
 import java.util.Map;
 
-import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.ConsumerInterceptor;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Consumer interceptor that feeds the consumer's {@link LeaderCache} from every poll that
@@ -24,39 +21,22 @@ import org.slf4j.LoggerFactory;
  *
  * @param <K> the key type
  * @param <V> the value type
- * @author Tandem
  * @since 0.1.0
  */
 public class LeaderTrackingConsumerInterceptor<K, V> implements ConsumerInterceptor<K, V> {
 
-	private static final Logger logger = LoggerFactory.getLogger(LeaderTrackingConsumerInterceptor.class);
-
-	private @Nullable LeaderCacheRegistry registry;
-
-	private volatile @Nullable LeaderCache cache;
+	private volatile @Nullable TrackedClient tracked;
 
 	@Override
 	public void configure(Map<String, ?> configs) {
-		Object registry = configs.get(LeaderCacheRegistry.REGISTRY_CONFIG);
-		Object cluster = configs.get(LeaderCacheRegistry.CLUSTER_CONFIG);
-		Object clientId = configs.get(CommonClientConfigs.CLIENT_ID_CONFIG);
-		if (!(registry instanceof LeaderCacheRegistry leaderCacheRegistry) || cluster == null) {
-			logger.warn("{} is configured without '{}' and '{}'; leaders of consumer '{}' are not tracked. "
-					+ "Use LeaderCacheRegistry.instrument(...) to build the consumer's properties",
-					getClass().getSimpleName(), LeaderCacheRegistry.REGISTRY_CONFIG, LeaderCacheRegistry.CLUSTER_CONFIG,
-					clientId);
-			return;
-		}
-		this.registry = leaderCacheRegistry;
-		this.cache = leaderCacheRegistry.register(cluster.toString(), String.valueOf(clientId), ClientType.CONSUMER,
-				configs);
+		this.tracked = TrackedClient.register(configs, ClientType.CONSUMER, getClass());
 	}
 
 	@Override
 	public ConsumerRecords<K, V> onConsume(ConsumerRecords<K, V> records) {
-		LeaderCache cache = this.cache;
-		if (cache != null) {
-			cache.onConsume(records);
+		TrackedClient tracked = this.tracked;
+		if (tracked != null) {
+			tracked.cache().onConsume(records);
 		}
 		return records;
 	}
@@ -67,12 +47,11 @@ public class LeaderTrackingConsumerInterceptor<K, V> implements ConsumerIntercep
 
 	@Override
 	public void close() {
-		LeaderCache cache = this.cache;
-		LeaderCacheRegistry registry = this.registry;
-		if (cache != null && registry != null) {
-			registry.remove(cache);
+		TrackedClient tracked = this.tracked;
+		if (tracked != null) {
+			tracked.close();
 		}
-		this.cache = null;
+		this.tracked = null;
 	}
 
 }

@@ -2,13 +2,10 @@ package dev.tandem.failover;
 
 import java.util.Map;
 
-import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.producer.ProducerInterceptor;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Producer interceptor that feeds the producer's {@link LeaderCache} from every
@@ -25,59 +22,41 @@ import org.slf4j.LoggerFactory;
  *
  * @param <K> the key type
  * @param <V> the value type
- * @author Tandem
  * @since 0.1.0
  */
 public class LeaderTrackingProducerInterceptor<K, V> implements ProducerInterceptor<K, V> {
 
-	private static final Logger logger = LoggerFactory.getLogger(LeaderTrackingProducerInterceptor.class);
-
-	private @Nullable LeaderCacheRegistry registry;
-
-	private volatile @Nullable LeaderCache cache;
+	private volatile @Nullable TrackedClient tracked;
 
 	@Override
 	public void configure(Map<String, ?> configs) {
-		Object registry = configs.get(LeaderCacheRegistry.REGISTRY_CONFIG);
-		Object cluster = configs.get(LeaderCacheRegistry.CLUSTER_CONFIG);
-		Object clientId = configs.get(CommonClientConfigs.CLIENT_ID_CONFIG);
-		if (!(registry instanceof LeaderCacheRegistry leaderCacheRegistry) || cluster == null) {
-			logger.warn("{} is configured without '{}' and '{}'; leaders of producer '{}' are not tracked. "
-					+ "Use LeaderCacheRegistry.instrument(...) to build the producer's properties",
-					getClass().getSimpleName(), LeaderCacheRegistry.REGISTRY_CONFIG, LeaderCacheRegistry.CLUSTER_CONFIG,
-					clientId);
-			return;
-		}
-		this.registry = leaderCacheRegistry;
-		this.cache = leaderCacheRegistry.register(cluster.toString(), String.valueOf(clientId), ClientType.PRODUCER,
-				configs);
+		this.tracked = TrackedClient.register(configs, ClientType.PRODUCER, getClass());
 	}
 
 	@Override
 	public ProducerRecord<K, V> onSend(ProducerRecord<K, V> record) {
-		LeaderCache cache = this.cache;
-		if (cache != null) {
-			cache.onSend();
+		TrackedClient tracked = this.tracked;
+		if (tracked != null) {
+			tracked.cache().onSend();
 		}
 		return record;
 	}
 
 	@Override
 	public void onAcknowledgement(@Nullable RecordMetadata metadata, @Nullable Exception exception) {
-		LeaderCache cache = this.cache;
-		if (cache != null) {
-			cache.onAcknowledgement(metadata, exception);
+		TrackedClient tracked = this.tracked;
+		if (tracked != null) {
+			tracked.cache().onAcknowledgement(metadata, exception);
 		}
 	}
 
 	@Override
 	public void close() {
-		LeaderCache cache = this.cache;
-		LeaderCacheRegistry registry = this.registry;
-		if (cache != null && registry != null) {
-			registry.remove(cache);
+		TrackedClient tracked = this.tracked;
+		if (tracked != null) {
+			tracked.close();
 		}
-		this.cache = null;
+		this.tracked = null;
 	}
 
 }

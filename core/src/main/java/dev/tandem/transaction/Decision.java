@@ -5,7 +5,7 @@ import java.util.Objects;
 
 /**
  * The commit decision of one cross-cluster transaction, as written to the {@link DecisionLog}
- * before any participant commits (the "DECIDED" record of DESIGN.md §2).
+ * before any participant commits (the "DECIDED" record of {@code docs/architecture.md}, "The protocol and recovery").
  * <p>
  * Immutable and thread-safe.
  *

@@ -5,7 +5,7 @@ import java.util.List;
 
 /**
  * The durable, linearizable log of commit decisions that makes a cross-cluster transaction
- * atomic (two-phase commit with presumed abort, DESIGN.md §2): a transaction whose
+ * atomic (two-phase commit with presumed abort; {@code docs/architecture.md}): a transaction whose
  * {@link Decision} is in the log commits on every participant, eventually; any other
  * transaction aborts.
  * <p>

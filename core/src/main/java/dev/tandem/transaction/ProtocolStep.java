@@ -2,7 +2,7 @@ package dev.tandem.transaction;
 
 /**
  * Points in the two-phase commit at which a {@link ProtocolHook} is called: where a crash of the
- * app has a distinct consequence (DESIGN.md §2).
+ * app has a distinct consequence ({@code docs/architecture.md}, "The protocol and recovery").
  *
  * @since 0.1.0
  */

@@ -15,7 +15,7 @@ import dev.tandem.failover.FailoverReadinessReport;
 import dev.tandem.clients.BoundedAdmin;
 
 /**
- * Reads, once per cluster, the broker settings that bound failover speed (DESIGN.md §6:
+ * Reads, once per cluster, the broker settings that bound failover speed (see {@link dev.tandem.failover.FailoverReadiness}:
  * {@code replica.fetch.backoff.ms}, {@code broker.session.timeout.ms}, ...), logs a WARN with the
  * recommendations when they make failover slow, and keeps the reports for
  * {@code /actuator/kafkaleaders}. A cluster that cannot be read is logged and skipped: the check

@@ -413,41 +413,15 @@ public final class CostOfAtomicityBench {
 			for (boolean records : new boolean[] { true, false }) {
 				out.append("Ratios to single, ").append(records ? "records/s" : "transactions/s")
 					.append(" over the whole run, then per round: median [min-max]\n");
-				out.append(String.format(Locale.ROOT, "%6s", "size"));
-				for (String name : others) {
-					out.append(String.format(Locale.ROOT, "  %-26s", name));
-				}
-				out.append('\n');
-				for (int size : this.sizes) {
-					Cell single = this.cells.get(key(SINGLE, size));
-					out.append(String.format(Locale.ROOT, "%6d", size));
-					for (String name : others) {
-						Cell cell = this.cells.get(key(name, size));
-						out.append(String.format(Locale.ROOT, "  %-26s", ratios(cell, single, records)));
-					}
-					out.append('\n');
-				}
+				appendVersusSingle(out, others, "  %-26s", (cell, single) -> ratios(cell, single, records));
 				out.append('\n');
 			}
 			out.append("The two ratios differ where a scenario carries a different number of records per transaction "
 					+ "(rec/txn column).\n\n");
 			out.append("Commit p99 minus single's commit p99, ms\n");
-			out.append(String.format(Locale.ROOT, "%6s", "size"));
-			for (String name : others) {
-				out.append(String.format(Locale.ROOT, "  %10s", name));
-			}
-			out.append('\n');
-			for (int size : this.sizes) {
-				Cell single = this.cells.get(key(SINGLE, size));
-				out.append(String.format(Locale.ROOT, "%6d", size));
-				for (String name : others) {
-					Cell cell = this.cells.get(key(name, size));
-					out.append((cell == null || single == null) ? String.format(Locale.ROOT, "  %10s", "-")
-							: String.format(Locale.ROOT, "  %+10.1f", (cell.commitLatency.percentile(0.99)
-									- single.commitLatency.percentile(0.99)) / 1e6));
-				}
-				out.append('\n');
-			}
+			appendVersusSingle(out, others, "  %10s", (cell, single) -> (cell == null || single == null) ? "-"
+					: String.format(Locale.ROOT, "%+.1f",
+							(cell.commitLatency.percentile(0.99) - single.commitLatency.percentile(0.99)) / 1e6));
 			Cell single = this.cells.get(key(SINGLE, 100));
 			Cell tandem = this.cells.get(key(TANDEM_2, 100));
 			if (single != null && tandem != null && single.recordsPerSecond() > 0 && !this.perCluster) {
@@ -458,6 +432,27 @@ public final class CostOfAtomicityBench {
 			}
 		}
 		return out.toString();
+	}
+
+	/**
+	 * Appends a table of one value per size (rows) and scenario other than single (columns), each
+	 * computed from that scenario's cell and single's cell of the same size (either may be null).
+	 */
+	private void appendVersusSingle(StringBuilder out, List<String> others, String columnFormat,
+			java.util.function.BiFunction<@Nullable Cell, @Nullable Cell, String> value) {
+		out.append(String.format(Locale.ROOT, "%6s", "size"));
+		for (String name : others) {
+			out.append(String.format(Locale.ROOT, columnFormat, name));
+		}
+		out.append('\n');
+		for (int size : this.sizes) {
+			Cell single = this.cells.get(key(SINGLE, size));
+			out.append(String.format(Locale.ROOT, "%6d", size));
+			for (String name : others) {
+				out.append(String.format(Locale.ROOT, columnFormat, value.apply(this.cells.get(key(name, size)), single)));
+			}
+			out.append('\n');
+		}
 	}
 
 	private String ratios(@Nullable Cell cell, @Nullable Cell single, boolean records) {

@@ -577,9 +577,8 @@ public final class RatisDecisionLog implements DecisionLog {
 		 * Sets how many commands may await their reply at once; while that many are in
 		 * flight, new operations queue up and leave together. One gives the largest batches
 		 * and the least CPU per decision, and adds latency only under load (a decide waits
-		 * for at most one command ahead of it): with 3 peers in one JVM and 64 callers,
-		 * 37 decisions per entry and 1,740 decisions per CPU-second with 1, against 23 and
-		 * 1,320 with 2 (CoordinatorBench).
+		 * for at most one command ahead of it); the measurement behind the default is in
+		 * {@code docs/benchmarks.md}, "Coordinator".
 		 * @param commands the limit, 1 or more (default 1)
 		 * @return this builder
 		 */

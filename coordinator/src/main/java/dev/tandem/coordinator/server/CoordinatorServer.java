@@ -44,7 +44,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One peer of the coordinator: an Apache Ratis {@link RaftServer} over gRPC hosting a
- * {@link DecisionStateMachine}, with the settings Tandem relies on (DESIGN.md §3):
+ * {@link DecisionStateMachine}, with the settings Tandem relies on ({@code docs/architecture.md}, "The coordinator"):
  * <ul>
  * <li>pre-vote on ({@code raft.server.leaderelection.pre-vote}, Raft thesis §9.6; the idea of
  * KIP-650/KIP-996): a follower that was cut off and heals does not depose a healthy leader;</li>
@@ -495,8 +495,8 @@ public final class CoordinatorServer implements AutoCloseable {
 		/**
 		 * Sets the range of the randomised election timeout (Raft §5.2): how long a follower
 		 * waits without hearing from a leader before it starts a (pre-)vote. Lower values fail
-		 * over faster (measured: 50-100 ms gave a 258 ms median failover) but risk needless
-		 * elections under GC or CPU pauses.
+		 * over faster but risk needless elections under GC or CPU pauses (measurements in
+		 * {@code docs/benchmarks.md}, "Coordinator").
 		 * @param min the lower bound, positive (default 150 ms)
 		 * @param max the upper bound, greater than {@code min} (default 300 ms)
 		 * @return this builder

@@ -18,9 +18,8 @@ import org.slf4j.LoggerFactory;
  * connection with an exponentially growing backoff (1 s, 1.6 s, 2.6 s, ... up to 2 minutes)
  * and fails RPCs at once in between. Ratis resets that backoff only in a leader's log
  * appender, so when a group lost its majority and a stopped peer returns, the survivors'
- * (pre-)vote requests to it keep failing until their backoff expires: measured here with 4
- * peers, a leader appeared 0.5-1.5 s after the follower restarted; after a longer outage it
- * would be minutes. While this peer knows no leader, {@link #reconnect} resets the backoff
+ * (pre-)vote requests to it keep failing until their backoff expires, which after a long outage
+ * is minutes ({@code docs/benchmarks.md}, "Coordinator"). While this peer knows no leader, {@link #reconnect} resets the backoff
  * of its channels to every other peer ({@code resetConnectBackoff}, which does not disturb
  * calls in flight).
  * <p>

@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  * The coordinator's state: one {@link TransactionRecord} per transaction id (DECIDED,
  * COMPLETED or ABORTED), indexed by owner for recovery and by finish time for purging.
  * <p>
- * Rules (two-phase commit with presumed abort, DESIGN.md §2):
+ * Rules (two-phase commit with presumed abort; {@code docs/architecture.md}, "The protocol and recovery"):
  * <ul>
  * <li>decide: creates a DECIDED record; a retried decide returns the stored decision
  * unchanged; a decide of an aborted id is refused ({@link OperationResult.AbortConflict}).</li>
