@@ -3,6 +3,8 @@ package dev.tandem.transaction;
 import java.time.Duration;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The durable, linearizable log of commit decisions that makes a cross-cluster transaction
  * atomic (two-phase commit with presumed abort; {@code docs/architecture.md}): a transaction whose
@@ -65,6 +67,88 @@ public interface DecisionLog extends AutoCloseable {
 	 * @throws DecisionLogException if the read failed or timed out
 	 */
 	List<Decision> inDoubt(String owner, Duration timeout) throws DecisionLogException;
+
+	/**
+	 * Whether this log keeps {@link InstanceLease instance leases}; when false, the lease methods
+	 * throw {@link UnsupportedOperationException} and Tandem runs without takeover.
+	 * @return false unless the implementation supports leases
+	 */
+	default boolean supportsLeases() {
+		return false;
+	}
+
+	/**
+	 * Takes or renews an instance's lease: granted when the owner has no lease, holds it with the
+	 * same incarnation (and it is not claimed), or holds it with another incarnation that has
+	 * expired (a restart after the previous run died). A claimed lease is never renewed.
+	 * @param idPrefix the app's id prefix
+	 * @param instanceId the instance id
+	 * @param incarnation this run's incarnation
+	 * @param duration how long the lease lasts from now, positive
+	 * @param timeout how long to wait for the write
+	 * @return the lease as stored after the call; granted if {@link InstanceLease#isHeldBy} this
+	 *     incarnation
+	 * @throws DecisionLogException if the write failed or timed out
+	 * @throws UnsupportedOperationException if {@link #supportsLeases()} is false
+	 */
+	default InstanceLease renewLease(String idPrefix, String instanceId, String incarnation, Duration duration,
+			Duration timeout) throws DecisionLogException {
+		throw new UnsupportedOperationException(getClass().getName() + " keeps no leases");
+	}
+
+	/**
+	 * Claims an expired lease of another instance of the same app, for the claimant to take over
+	 * its in-doubt transactions; from then on the log refuses the claimed owner's decisions.
+	 * Granted only if the claimant holds a live lease itself and the lease has expired unclaimed,
+	 * or its claimant's own lease has expired.
+	 * @param owner the owner id whose lease to claim
+	 * @param claimant the claiming instance's owner id
+	 * @param timeout how long to wait for the write
+	 * @return the lease after the call (claimed by {@code claimant} when granted), or null if the
+	 *     owner has no lease
+	 * @throws DecisionLogException if the write failed or timed out
+	 * @throws UnsupportedOperationException if {@link #supportsLeases()} is false
+	 */
+	default @Nullable InstanceLease claimLease(String owner, String claimant, Duration timeout)
+			throws DecisionLogException {
+		throw new UnsupportedOperationException(getClass().getName() + " keeps no leases");
+	}
+
+	/**
+	 * Removes a lease: by its holder (its incarnation) at a clean shutdown, or by its claimant (its
+	 * owner id) once the takeover is done. A no-op for anyone else.
+	 * @param owner the owner id of the lease
+	 * @param by the holder's incarnation or the claimant's owner id
+	 * @param timeout how long to wait for the write
+	 * @throws DecisionLogException if the write failed or timed out
+	 * @throws UnsupportedOperationException if {@link #supportsLeases()} is false
+	 */
+	default void releaseLease(String owner, String by, Duration timeout) throws DecisionLogException {
+		throw new UnsupportedOperationException(getClass().getName() + " keeps no leases");
+	}
+
+	/**
+	 * Lists every lease (a linearizable read), by owner id.
+	 * @param timeout how long to wait
+	 * @return the leases, possibly empty
+	 * @throws DecisionLogException if the read failed or timed out
+	 * @throws UnsupportedOperationException if {@link #supportsLeases()} is false
+	 */
+	default List<InstanceLease> leases(Duration timeout) throws DecisionLogException {
+		throw new UnsupportedOperationException(getClass().getName() + " keeps no leases");
+	}
+
+	/**
+	 * Lists the decided but not completed transactions of every owner (a linearizable read),
+	 * oldest decision first: what stale-decision reporting watches.
+	 * @param timeout how long to wait
+	 * @return the in-doubt decisions of all owners, possibly empty
+	 * @throws DecisionLogException if the read failed or timed out
+	 * @throws UnsupportedOperationException if {@link #supportsLeases()} is false
+	 */
+	default List<Decision> allInDoubt(Duration timeout) throws DecisionLogException {
+		throw new UnsupportedOperationException(getClass().getName() + " lists no decisions across owners");
+	}
 
 	/**
 	 * Closes the log (for an embedded log, its local peer). Idempotent.

@@ -3,10 +3,13 @@ package dev.tandem.autoconfigure.coordinator;
 import java.time.Duration;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.tandem.coordinator.EmbeddedCoordinator;
 import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.DecisionLog;
 import dev.tandem.transaction.DecisionState;
+import dev.tandem.transaction.InstanceLease;
 
 /**
  * The decision log of an embedded coordinator; closing it stops the local Ratis peer too.
@@ -45,6 +48,37 @@ final class EmbeddedDecisionLog implements DecisionLog {
 	@Override
 	public List<Decision> inDoubt(String owner, Duration timeout) {
 		return this.delegate.inDoubt(owner, timeout);
+	}
+
+	@Override
+	public boolean supportsLeases() {
+		return this.delegate.supportsLeases();
+	}
+
+	@Override
+	public InstanceLease renewLease(String idPrefix, String instanceId, String incarnation, Duration duration,
+			Duration timeout) {
+		return this.delegate.renewLease(idPrefix, instanceId, incarnation, duration, timeout);
+	}
+
+	@Override
+	public @Nullable InstanceLease claimLease(String owner, String claimant, Duration timeout) {
+		return this.delegate.claimLease(owner, claimant, timeout);
+	}
+
+	@Override
+	public void releaseLease(String owner, String by, Duration timeout) {
+		this.delegate.releaseLease(owner, by, timeout);
+	}
+
+	@Override
+	public List<InstanceLease> leases(Duration timeout) {
+		return this.delegate.leases(timeout);
+	}
+
+	@Override
+	public List<Decision> allInDoubt(Duration timeout) {
+		return this.delegate.allInDoubt(timeout);
 	}
 
 	@Override

@@ -27,6 +27,8 @@ import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.DecisionLog;
 import dev.tandem.transaction.DecisionLogException;
 import dev.tandem.transaction.DecisionState;
+import dev.tandem.transaction.InstanceLease;
+import dev.tandem.transaction.LeaseClaimedException;
 import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
@@ -184,6 +186,11 @@ public final class RatisDecisionLog implements DecisionLog {
 			throw new IllegalStateException(
 					"Transaction " + decision.transactionId() + " is recorded as aborted: it cannot be decided");
 		}
+		if (result instanceof OperationResult.OwnerClaimed claimed) {
+			throw new LeaseClaimedException("Transaction " + decision.transactionId() + " cannot be decided: "
+					+ claimed.claimedBy() + " has claimed the lease of " + decision.owner() + " and is taking over its "
+					+ "transactions");
+		}
 		throw new DecisionLogException("Unexpected result " + result + " to decide " + decision.transactionId());
 	}
 
@@ -226,6 +233,59 @@ public final class RatisDecisionLog implements DecisionLog {
 	public List<Decision> inDoubt(String owner, Duration timeout) throws DecisionLogException {
 		QueryReply reply = query(new Query.InDoubtQuery(owner), timeout, "in-doubt transactions of " + owner);
 		return ((QueryReply.InDoubtReply) reply).decisions();
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * @return true
+	 */
+	@Override
+	public boolean supportsLeases() {
+		return true;
+	}
+
+	@Override
+	public InstanceLease renewLease(String idPrefix, String instanceId, String incarnation, Duration duration,
+			Duration timeout) throws DecisionLogException {
+		return requireLease(leaseOperation(new Operation.RenewLease(idPrefix, instanceId, incarnation,
+				duration.toMillis()), timeout, "renew lease of " + idPrefix + "." + instanceId));
+	}
+
+	@Override
+	public @Nullable InstanceLease claimLease(String owner, String claimant, Duration timeout)
+			throws DecisionLogException {
+		return leaseOperation(new Operation.ClaimLease(owner, claimant), timeout, "claim lease of " + owner);
+	}
+
+	@Override
+	public void releaseLease(String owner, String by, Duration timeout) throws DecisionLogException {
+		leaseOperation(new Operation.ReleaseLease(owner, by), timeout, "release lease of " + owner);
+	}
+
+	@Override
+	public List<InstanceLease> leases(Duration timeout) throws DecisionLogException {
+		return ((QueryReply.LeasesReply) query(new Query.LeasesQuery(), timeout, "leases")).leases();
+	}
+
+	@Override
+	public List<Decision> allInDoubt(Duration timeout) throws DecisionLogException {
+		return ((QueryReply.InDoubtReply) query(new Query.AllInDoubtQuery(), timeout, "in-doubt transactions"))
+			.decisions();
+	}
+
+	private @Nullable InstanceLease leaseOperation(Operation operation, Duration timeout, String what) {
+		OperationResult result = await(this.batcher.submit(operation), timeout, what);
+		if (result instanceof OperationResult.LeaseAfter after) {
+			return after.lease();
+		}
+		throw new DecisionLogException("Unexpected result " + result + " to " + what);
+	}
+
+	private static InstanceLease requireLease(@Nullable InstanceLease lease) {
+		if (lease == null) {
+			throw new DecisionLogException("A renewed lease is missing from the decision log");
+		}
+		return lease;
 	}
 
 	/**

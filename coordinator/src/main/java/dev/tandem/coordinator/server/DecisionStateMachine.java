@@ -245,6 +245,12 @@ public class DecisionStateMachine extends BaseStateMachine {
 		if (query instanceof Query.InDoubtQuery inDoubt) {
 			return new QueryReply.InDoubtReply(this.table.inDoubt(inDoubt.owner()));
 		}
+		if (query instanceof Query.AllInDoubtQuery) {
+			return new QueryReply.InDoubtReply(this.table.allInDoubt());
+		}
+		if (query instanceof Query.LeasesQuery) {
+			return new QueryReply.LeasesReply(List.copyOf(this.table.leases()));
+		}
 		return new QueryReply.CountsReply(this.table.counts());
 	}
 
@@ -266,7 +272,7 @@ public class DecisionStateMachine extends BaseStateMachine {
 			Path target = snapshotFile.toPath();
 			Path temporary = target.resolveSibling(target.getFileName() + ".writing");
 			try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(temporary), 64 * 1024)) {
-				DecisionCodec.writeSnapshot(this.table.records(), out);
+				DecisionCodec.writeSnapshot(this.table.records(), this.table.leases(), out);
 			}
 			forceToDisk(temporary);
 			Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -300,24 +306,25 @@ public class DecisionStateMachine extends BaseStateMachine {
 			MD5FileUtil.verifySavedMD5(path.toFile(), md5);
 		}
 		TermIndex last = SimpleStateMachineStorage.getTermIndexFromSnapshotFile(path.toFile());
-		List<TransactionRecord> records;
+		DecisionCodec.Snapshot content;
 		try (InputStream in = new BufferedInputStream(Files.newInputStream(path), 64 * 1024)) {
-			records = DecisionCodec.readSnapshot(in);
+			content = DecisionCodec.readFullSnapshot(in);
 		}
 		catch (DecisionCodecException ex) {
 			throw new IOException("Corrupt snapshot " + path + ": " + ex.getMessage(), ex);
 		}
 		this.lock.writeLock().lock();
 		try {
-			this.table.replaceWith(records);
+			this.table.replaceWith(content.records(), content.leases());
 			setLastAppliedTermIndex(last);
 		}
 		finally {
 			this.lock.writeLock().unlock();
 		}
 		this.loadedSnapshotIndex = last.getIndex();
-		this.loadedSnapshotRecords = records.size();
-		logger.info("Loaded snapshot {} with {} records", path.getFileName(), records.size());
+		this.loadedSnapshotRecords = content.records().size();
+		logger.info("Loaded snapshot {} with {} records and {} leases", path.getFileName(), content.records().size(),
+				content.leases().size());
 	}
 
 	/**

@@ -17,6 +17,7 @@ import java.util.List;
 import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.Decision.ParticipantRecord;
 import dev.tandem.transaction.DecisionState;
+import dev.tandem.transaction.InstanceLease;
 
 /**
  * Compact binary format of {@link Command commands}, {@link OperationResult results},
@@ -61,6 +62,12 @@ public final class DecisionCodec {
 
 	private static final byte OP_PURGE = 4;
 
+	private static final byte OP_RENEW_LEASE = 5;
+
+	private static final byte OP_CLAIM_LEASE = 6;
+
+	private static final byte OP_RELEASE_LEASE = 7;
+
 	private static final byte RESULT_DECIDED = 1;
 
 	private static final byte RESULT_ABORT_CONFLICT = 2;
@@ -69,13 +76,24 @@ public final class DecisionCodec {
 
 	private static final byte RESULT_PURGED = 4;
 
+	private static final byte RESULT_OWNER_CLAIMED = 5;
+
+	private static final byte RESULT_LEASE_AFTER = 6;
+
 	private static final byte QUERY_STATE = 1;
 
 	private static final byte QUERY_IN_DOUBT = 2;
 
 	private static final byte QUERY_COUNTS = 3;
 
+	private static final byte QUERY_LEASES = 4;
+
+	private static final byte QUERY_ALL_IN_DOUBT = 5;
+
 	private static final int SNAPSHOT_TRAILER = 0x54444e45; // "TDNE"
+
+	/** Starts the optional leases section after the records' trailer (older snapshots end before it). */
+	private static final int SNAPSHOT_LEASES = 0x544c5345; // "TLSE"
 
 	private DecisionCodec() {
 	}
@@ -187,6 +205,12 @@ public final class DecisionCodec {
 			else if (query instanceof Query.CountsQuery) {
 				out.writeByte(QUERY_COUNTS);
 			}
+			else if (query instanceof Query.LeasesQuery) {
+				out.writeByte(QUERY_LEASES);
+			}
+			else if (query instanceof Query.AllInDoubtQuery) {
+				out.writeByte(QUERY_ALL_IN_DOUBT);
+			}
 			else {
 				throw new IllegalArgumentException("Unknown query " + query);
 			}
@@ -206,6 +230,8 @@ public final class DecisionCodec {
 				case QUERY_STATE -> new Query.StateQuery(readString(in));
 				case QUERY_IN_DOUBT -> new Query.InDoubtQuery(readString(in));
 				case QUERY_COUNTS -> new Query.CountsQuery();
+				case QUERY_LEASES -> new Query.LeasesQuery();
+				case QUERY_ALL_IN_DOUBT -> new Query.AllInDoubtQuery();
 				default -> throw new DecisionCodecException("Unknown query type " + type);
 			};
 		});
@@ -245,6 +271,13 @@ public final class DecisionCodec {
 				writeCount(out, counts.counts().completed());
 				writeCount(out, counts.counts().aborted());
 			}
+			else if (reply instanceof QueryReply.LeasesReply leases) {
+				out.writeByte(QUERY_LEASES);
+				writeCount(out, leases.leases().size());
+				for (InstanceLease lease : leases.leases()) {
+					writeLease(out, lease);
+				}
+			}
 			else {
 				throw new IllegalArgumentException("Unknown reply " + reply);
 			}
@@ -273,6 +306,13 @@ public final class DecisionCodec {
 				case QUERY_COUNTS:
 					return new QueryReply.CountsReply(
 							new DecisionTable.Counts(readCount(in), readCount(in), readCount(in)));
+				case QUERY_LEASES:
+					int leaseCount = readCount(in);
+					List<InstanceLease> leases = new ArrayList<>(Math.min(leaseCount, 1024));
+					for (int i = 0; i < leaseCount; i++) {
+						leases.add(readLease(in));
+					}
+					return new QueryReply.LeasesReply(leases);
 				default:
 					throw new DecisionCodecException("Unknown reply type " + type);
 			}
@@ -298,6 +338,20 @@ public final class DecisionCodec {
 	 * @throws IOException if writing fails
 	 */
 	public static void writeSnapshot(Collection<TransactionRecord> records, OutputStream output) throws IOException {
+		writeSnapshot(records, List.of(), output);
+	}
+
+	/**
+	 * Writes a snapshot of records and leases: the whole content of a {@link DecisionTable}. The
+	 * leases follow the records' trailer in a section of their own, so a snapshot without leases
+	 * has the layout of {@link #writeSnapshot(Collection, OutputStream)}.
+	 * @param records the records, typically {@link DecisionTable#records()}
+	 * @param leases the leases, typically {@link DecisionTable#leases()}
+	 * @param output where to write (flushed, not closed)
+	 * @throws IOException if writing fails
+	 */
+	public static void writeSnapshot(Collection<TransactionRecord> records, Collection<InstanceLease> leases,
+			OutputStream output) throws IOException {
 		DataOutputStream out = new DataOutputStream(output);
 		out.writeByte(VERSION);
 		out.writeByte(KIND_SNAPSHOT);
@@ -313,6 +367,15 @@ public final class DecisionCodec {
 		}
 		out.writeInt(records.size());
 		out.writeInt(SNAPSHOT_TRAILER);
+		if (!leases.isEmpty()) {
+			out.writeInt(SNAPSHOT_LEASES);
+			out.writeInt(leases.size());
+			for (InstanceLease lease : leases) {
+				writeLease(out, lease);
+			}
+			out.writeInt(leases.size());
+			out.writeInt(SNAPSHOT_TRAILER);
+		}
 		out.flush();
 	}
 
@@ -324,6 +387,34 @@ public final class DecisionCodec {
 	 * @throws DecisionCodecException if the bytes are not a valid, complete snapshot
 	 */
 	public static List<TransactionRecord> readSnapshot(InputStream input) throws IOException {
+		return readFullSnapshot(input).records();
+	}
+
+	/**
+	 * The content of a snapshot.
+	 *
+	 * @param records the transaction records
+	 * @param leases the instance leases (none in a snapshot written before leases existed)
+	 * @since 0.1.0
+	 */
+	public record Snapshot(List<TransactionRecord> records, List<InstanceLease> leases) {
+
+		public Snapshot {
+			records = List.copyOf(records);
+			leases = List.copyOf(leases);
+		}
+
+	}
+
+	/**
+	 * Reads a snapshot written by {@link #writeSnapshot(Collection, Collection, OutputStream)} or
+	 * {@link #writeSnapshot(Collection, OutputStream)}, leases included.
+	 * @param input where to read from (not closed)
+	 * @return the records and leases
+	 * @throws IOException if reading fails
+	 * @throws DecisionCodecException if the bytes are not a valid, complete snapshot
+	 */
+	public static Snapshot readFullSnapshot(InputStream input) throws IOException {
 		DataInputStream in = new DataInputStream(input);
 		try {
 			readHeader(in, KIND_SNAPSHOT);
@@ -343,7 +434,26 @@ public final class DecisionCodec {
 			if (in.readInt() != count || in.readInt() != SNAPSHOT_TRAILER) {
 				throw new DecisionCodecException("Snapshot trailer missing or wrong: corrupt snapshot");
 			}
-			return records;
+			List<InstanceLease> leases = new ArrayList<>();
+			int section = in.read();
+			if (section != -1) {
+				int marker = (section << 24) | (in.readUnsignedByte() << 16) | (in.readUnsignedByte() << 8)
+						| in.readUnsignedByte();
+				if (marker != SNAPSHOT_LEASES) {
+					throw new DecisionCodecException("Unknown snapshot section " + Integer.toHexString(marker));
+				}
+				int leaseCount = in.readInt();
+				if (leaseCount < 0) {
+					throw new DecisionCodecException("Negative lease count " + leaseCount);
+				}
+				for (int i = 0; i < leaseCount; i++) {
+					leases.add(readLease(in));
+				}
+				if (in.readInt() != leaseCount || in.readInt() != SNAPSHOT_TRAILER) {
+					throw new DecisionCodecException("Snapshot leases trailer missing or wrong: corrupt snapshot");
+				}
+			}
+			return new Snapshot(records, leases);
 		}
 		catch (EOFException ex) {
 			throw new DecisionCodecException("Truncated snapshot", ex);
@@ -373,6 +483,23 @@ public final class DecisionCodec {
 			out.writeByte(OP_PURGE);
 			out.writeLong(purge.retentionMs());
 		}
+		else if (operation instanceof Operation.RenewLease renew) {
+			out.writeByte(OP_RENEW_LEASE);
+			writeString(out, renew.idPrefix());
+			writeString(out, renew.instanceId());
+			writeString(out, renew.incarnation());
+			out.writeLong(renew.durationMs());
+		}
+		else if (operation instanceof Operation.ClaimLease claim) {
+			out.writeByte(OP_CLAIM_LEASE);
+			writeString(out, claim.owner());
+			writeString(out, claim.claimant());
+		}
+		else if (operation instanceof Operation.ReleaseLease release) {
+			out.writeByte(OP_RELEASE_LEASE);
+			writeString(out, release.owner());
+			writeString(out, release.by());
+		}
 		else {
 			throw new IllegalArgumentException("Unknown operation " + operation);
 		}
@@ -385,6 +512,9 @@ public final class DecisionCodec {
 			case OP_COMPLETE -> new Operation.Complete(readString(in));
 			case OP_ABORT -> new Operation.Abort(readString(in), readString(in));
 			case OP_PURGE -> new Operation.Purge(in.readLong());
+			case OP_RENEW_LEASE -> new Operation.RenewLease(readString(in), readString(in), readString(in), in.readLong());
+			case OP_CLAIM_LEASE -> new Operation.ClaimLease(readString(in), readString(in));
+			case OP_RELEASE_LEASE -> new Operation.ReleaseLease(readString(in), readString(in));
 			default -> throw new DecisionCodecException("Unknown operation type " + type);
 		};
 	}
@@ -407,6 +537,18 @@ public final class DecisionCodec {
 			out.writeByte(RESULT_PURGED);
 			writeCount(out, purged.count());
 		}
+		else if (result instanceof OperationResult.OwnerClaimed claimed) {
+			out.writeByte(RESULT_OWNER_CLAIMED);
+			writeString(out, claimed.transactionId());
+			writeString(out, claimed.claimedBy());
+		}
+		else if (result instanceof OperationResult.LeaseAfter after) {
+			out.writeByte(RESULT_LEASE_AFTER);
+			out.writeBoolean(after.lease() != null);
+			if (after.lease() != null) {
+				writeLease(out, after.lease());
+			}
+		}
 		else {
 			throw new IllegalArgumentException("Unknown result " + result);
 		}
@@ -424,6 +566,10 @@ public final class DecisionCodec {
 				return new OperationResult.StateAfter(readState(in));
 			case RESULT_PURGED:
 				return new OperationResult.Purged(readCount(in));
+			case RESULT_OWNER_CLAIMED:
+				return new OperationResult.OwnerClaimed(readString(in), readString(in));
+			case RESULT_LEASE_AFTER:
+				return new OperationResult.LeaseAfter(in.readBoolean() ? readLease(in) : null);
 			default:
 				throw new DecisionCodecException("Unknown result type " + type);
 		}
@@ -456,6 +602,29 @@ public final class DecisionCodec {
 					readString(in), in.readInt(), in.readLong()));
 		}
 		return new Decision(transactionId, owner, decidedAtMs, participants);
+	}
+
+	private static void writeLease(DataOutputStream out, InstanceLease lease) throws IOException {
+		writeString(out, lease.idPrefix());
+		writeString(out, lease.instanceId());
+		writeString(out, lease.incarnation());
+		out.writeLong(lease.expiresAtMs());
+		out.writeBoolean(lease.claimedBy() != null);
+		if (lease.claimedBy() != null) {
+			writeString(out, lease.claimedBy());
+			out.writeBoolean(lease.takenOver());
+		}
+	}
+
+	private static InstanceLease readLease(DataInputStream in) throws IOException {
+		String idPrefix = readString(in);
+		String instanceId = readString(in);
+		String incarnation = readString(in);
+		long expiresAtMs = in.readLong();
+		String claimedBy = in.readBoolean() ? readString(in) : null;
+		boolean takenOver = (claimedBy != null) && in.readBoolean();
+		return new InstanceLease(idPrefix + "." + instanceId, idPrefix, instanceId, incarnation, expiresAtMs, claimedBy,
+				takenOver);
 	}
 
 	private static void writeState(DataOutputStream out, DecisionState state) throws IOException {

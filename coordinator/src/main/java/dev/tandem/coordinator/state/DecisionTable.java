@@ -9,10 +9,12 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableSet;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.DecisionState;
+import dev.tandem.transaction.InstanceLease;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -28,7 +30,25 @@ import org.jspecify.annotations.Nullable;
  * <li>abort: an unknown id becomes ABORTED; a no-op when the id has a record, so an abort
  * never overrides a decision.</li>
  * <li>purge: removes COMPLETED and ABORTED records that finished more than the retention
- * period before the command's time. A purged id reads as UNKNOWN again.</li>
+ * period before the command's time (and taken-over leases expired that long). A purged id reads
+ * as UNKNOWN again.</li>
+ * </ul>
+ * Instance leases ({@link InstanceLease}), one per owner:
+ * <ul>
+ * <li>renew: granted (expiry = command time + duration) when the owner has no lease, or holds it
+ * with the same incarnation unclaimed, or holds it with another incarnation that has expired at
+ * the command's time (a restart after the previous run died); a new incarnation also gets a
+ * fresh lease in place of a claimed one that was taken over, or whose claimant is no longer live.
+ * The claimed incarnation itself never gets its lease back.</li>
+ * <li>claim: granted when the claimant holds a live, unclaimed lease of the same id prefix, and the
+ * lease has expired unclaimed, or is claimed, not taken over, by an instance whose own lease is
+ * gone, claimed or expired.</li>
+ * <li>release: removes the lease when asked by its holder's incarnation (unclaimed); marks it
+ * taken over when asked by its claimant. A taken-over lease stays until a new run of the
+ * instance renews, or a purge finds it expired for longer than the retention period.</li>
+ * <li>decide: refused ({@link OperationResult.OwnerClaimed}) while the owner's lease is claimed, so
+ * a claimed run that wakes up cannot decide a transaction whose participants its claimant
+ * aborted; the log's order, not clocks, separates a decision from a claim.</li>
  * </ul>
  * Applying the same commands in the same order gives the same table on every replica: the
  * table reads no clock of its own.
@@ -47,6 +67,8 @@ public final class DecisionTable {
 	private final Map<String, NavigableSet<Key>> inDoubtByOwner = new HashMap<>();
 
 	private final NavigableSet<Key> finished = new TreeSet<>(KEY_ORDER);
+
+	private final Map<String, InstanceLease> leases = new TreeMap<>();
 
 	private int decided;
 
@@ -86,16 +108,30 @@ public final class DecisionTable {
 		if (operation instanceof Operation.Purge purge) {
 			return new OperationResult.Purged(purge(atMs, purge.retentionMs()));
 		}
+		if (operation instanceof Operation.RenewLease renew) {
+			return new OperationResult.LeaseAfter(renewLease(renew, atMs));
+		}
+		if (operation instanceof Operation.ClaimLease claim) {
+			return new OperationResult.LeaseAfter(claimLease(claim.owner(), claim.claimant(), atMs));
+		}
+		if (operation instanceof Operation.ReleaseLease release) {
+			return new OperationResult.LeaseAfter(releaseLease(release.owner(), release.by()));
+		}
 		throw new IllegalArgumentException("Unknown operation " + operation);
 	}
 
 	/**
 	 * Records a decision (idempotent).
 	 * @param decision the decision
-	 * @return {@link OperationResult.Decided} with the stored decision, or
-	 *     {@link OperationResult.AbortConflict} when the id is aborted
+	 * @return {@link OperationResult.Decided} with the stored decision,
+	 *     {@link OperationResult.AbortConflict} when the id is aborted, or
+	 *     {@link OperationResult.OwnerClaimed} while the owner's lease is claimed
 	 */
 	public OperationResult decide(Decision decision) {
+		InstanceLease lease = this.leases.get(decision.owner());
+		if (lease != null && lease.claimedBy() != null) {
+			return new OperationResult.OwnerClaimed(decision.transactionId(), lease.claimedBy());
+		}
 		TransactionRecord existing = this.records.get(decision.transactionId());
 		if (existing == null) {
 			put(TransactionRecord.decided(decision));
@@ -144,7 +180,8 @@ public final class DecisionTable {
 	}
 
 	/**
-	 * Removes completed and aborted records that finished before {@code nowMs - retentionMs}.
+	 * Removes completed and aborted records that finished before {@code nowMs - retentionMs}, and
+	 * taken-over leases that expired before then.
 	 * @param nowMs the command's time, epoch milliseconds
 	 * @param retentionMs the retention period in milliseconds, zero or more
 	 * @return the number of removed records
@@ -152,6 +189,14 @@ public final class DecisionTable {
 	public int purge(long nowMs, long retentionMs) {
 		long cutoff = nowMs - retentionMs;
 		int count = 0;
+		Iterator<InstanceLease> leases = this.leases.values().iterator();
+		while (leases.hasNext()) {
+			InstanceLease lease = leases.next();
+			if (lease.takenOver() && lease.expiresAtMs() < cutoff) {
+				leases.remove();
+				count++;
+			}
+		}
 		Iterator<Key> iterator = this.finished.iterator();
 		while (iterator.hasNext()) {
 			Key key = iterator.next();
@@ -166,6 +211,112 @@ public final class DecisionTable {
 			count++;
 		}
 		return count;
+	}
+
+	/**
+	 * Takes or renews a lease (rules in the class javadoc).
+	 * @param renew the renewal
+	 * @param atMs the command's time, epoch milliseconds
+	 * @return the lease after the call
+	 */
+	public InstanceLease renewLease(Operation.RenewLease renew, long atMs) {
+		String owner = renew.owner();
+		InstanceLease existing = this.leases.get(owner);
+		boolean sameRun = existing != null && existing.incarnation().equals(renew.incarnation());
+		boolean granted;
+		if (existing == null) {
+			granted = true;
+		}
+		else if (existing.isClaimed()) {
+			granted = !sameRun && (existing.takenOver() || !isLive(this.leases.get(existing.claimedBy()), atMs));
+		}
+		else {
+			granted = sameRun || existing.isExpiredAt(atMs);
+		}
+		if (!granted) {
+			return existing;
+		}
+		long expiresAtMs = atMs + renew.durationMs();
+		long expiry = (sameRun && !existing.isClaimed()) ? Math.max(existing.expiresAtMs(), expiresAtMs) : expiresAtMs;
+		InstanceLease renewed = new InstanceLease(owner, renew.idPrefix(), renew.instanceId(), renew.incarnation(),
+				expiry, null, false);
+		this.leases.put(owner, renewed);
+		return renewed;
+	}
+
+	/**
+	 * Claims an expired lease (rules in the class javadoc).
+	 * @param owner the owner id whose lease to claim
+	 * @param claimant the claimant's owner id
+	 * @param atMs the command's time, epoch milliseconds
+	 * @return the lease after the call, or null if the owner has none
+	 */
+	public @Nullable InstanceLease claimLease(String owner, String claimant, long atMs) {
+		InstanceLease existing = this.leases.get(owner);
+		InstanceLease claimer = this.leases.get(claimant);
+		if (existing == null || owner.equals(claimant) || !isLive(claimer, atMs)
+				|| !existing.idPrefix().equals(claimer.idPrefix())) {
+			return existing;
+		}
+		String previous = existing.claimedBy();
+		boolean claimable = (previous == null) ? existing.isExpiredAt(atMs)
+				: !existing.takenOver() && !previous.equals(claimant) && !isLive(this.leases.get(previous), atMs);
+		if (!claimable) {
+			return existing;
+		}
+		InstanceLease claimed = existing.claimedBy(claimant);
+		this.leases.put(owner, claimed);
+		return claimed;
+	}
+
+	private static boolean isLive(@Nullable InstanceLease lease, long atMs) {
+		return lease != null && !lease.isClaimed() && !lease.isExpiredAt(atMs);
+	}
+
+	/**
+	 * Removes a lease when asked by its holder's incarnation (unclaimed); marks it taken over when
+	 * asked by its claimant.
+	 * @param owner the owner id of the lease
+	 * @param by the holder's incarnation or the claimant's owner id
+	 * @return the lease after the call, null when removed or absent
+	 */
+	public @Nullable InstanceLease releaseLease(String owner, String by) {
+		InstanceLease existing = this.leases.get(owner);
+		if (existing == null) {
+			return null;
+		}
+		if (existing.isHeldBy(by)) {
+			this.leases.remove(owner);
+			return null;
+		}
+		if (existing.isClaimed() && by.equals(existing.claimedBy()) && !existing.takenOver()) {
+			InstanceLease done = existing.takenOverByClaimant();
+			this.leases.put(owner, done);
+			return done;
+		}
+		return existing;
+	}
+
+	/**
+	 * Returns every lease, by owner id.
+	 * @return an unmodifiable view; do not keep it across mutations
+	 */
+	public Collection<InstanceLease> leases() {
+		return Collections.unmodifiableCollection(this.leases.values());
+	}
+
+	/**
+	 * Lists the decided but not completed decisions of every owner, oldest decision first.
+	 * @return the in-doubt decisions, possibly empty
+	 */
+	public List<Decision> allInDoubt() {
+		NavigableSet<Key> keys = new TreeSet<>(KEY_ORDER);
+		this.inDoubtByOwner.values().forEach(keys::addAll);
+		List<Decision> result = new ArrayList<>(keys.size());
+		for (Key key : keys) {
+			result.add(requireDecision(this.records.get(key.transactionId())));
+		}
+		return result;
 	}
 
 	/**
@@ -227,7 +378,24 @@ public final class DecisionTable {
 	 * @throws IllegalArgumentException if two records have the same transaction id
 	 */
 	public void replaceWith(Collection<TransactionRecord> records) {
+		replaceWith(records, List.of());
+	}
+
+	/**
+	 * Replaces the whole content of this table, leases included (loading a snapshot).
+	 * @param records the records
+	 * @param leases the leases
+	 * @throws IllegalArgumentException if two records have the same transaction id, or two leases
+	 *     the same owner
+	 */
+	public void replaceWith(Collection<TransactionRecord> records, Collection<InstanceLease> leases) {
 		clear();
+		for (InstanceLease lease : leases) {
+			if (this.leases.put(lease.owner(), lease) != null) {
+				clear();
+				throw new IllegalArgumentException("Duplicate lease for " + lease.owner());
+			}
+		}
 		for (TransactionRecord record : records) {
 			if (this.records.containsKey(record.transactionId())) {
 				clear();
@@ -238,10 +406,11 @@ public final class DecisionTable {
 	}
 
 	/**
-	 * Removes every record.
+	 * Removes every record and every lease.
 	 */
 	public void clear() {
 		this.records.clear();
+		this.leases.clear();
 		this.inDoubtByOwner.clear();
 		this.finished.clear();
 		this.decided = 0;

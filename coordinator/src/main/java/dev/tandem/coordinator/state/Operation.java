@@ -73,4 +73,66 @@ public sealed interface Operation {
 
 	}
 
+	/**
+	 * Takes or renews an instance's lease (see {@link DecisionTable} for the rules).
+	 *
+	 * @param idPrefix the app's id prefix
+	 * @param instanceId the instance id
+	 * @param incarnation the renewing run's incarnation
+	 * @param durationMs how long the lease lasts from the command's time, positive
+	 * @since 0.1.0
+	 */
+	record RenewLease(String idPrefix, String instanceId, String incarnation, long durationMs) implements Operation {
+
+		public RenewLease {
+			Objects.requireNonNull(idPrefix, "idPrefix");
+			Objects.requireNonNull(instanceId, "instanceId");
+			Objects.requireNonNull(incarnation, "incarnation");
+			if (durationMs <= 0) {
+				throw new IllegalArgumentException("durationMs must be positive: " + durationMs);
+			}
+		}
+
+		/**
+		 * Returns the owner id of the lease.
+		 * @return {@code <id-prefix>.<instance-id>}
+		 */
+		public String owner() {
+			return this.idPrefix + "." + this.instanceId;
+		}
+
+	}
+
+	/**
+	 * Claims an expired lease of another instance of the same app.
+	 *
+	 * @param owner the owner id whose lease to claim
+	 * @param claimant the claiming instance's owner id
+	 * @since 0.1.0
+	 */
+	record ClaimLease(String owner, String claimant) implements Operation {
+
+		public ClaimLease {
+			Objects.requireNonNull(owner, "owner");
+			Objects.requireNonNull(claimant, "claimant");
+		}
+
+	}
+
+	/**
+	 * Removes a lease, by its holder's incarnation or its claimant's owner id.
+	 *
+	 * @param owner the owner id of the lease
+	 * @param by the holder's incarnation or the claimant's owner id
+	 * @since 0.1.0
+	 */
+	record ReleaseLease(String owner, String by) implements Operation {
+
+		public ReleaseLease {
+			Objects.requireNonNull(owner, "owner");
+			Objects.requireNonNull(by, "by");
+		}
+
+	}
+
 }

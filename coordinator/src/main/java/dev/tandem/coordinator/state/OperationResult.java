@@ -2,8 +2,11 @@ package dev.tandem.coordinator.state;
 
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.DecisionState;
+import dev.tandem.transaction.InstanceLease;
 
 /**
  * The result of one {@link Operation}, in the order of the command's operations.
@@ -65,6 +68,33 @@ public sealed interface OperationResult {
 	 * @since 0.1.0
 	 */
 	record Purged(int count) implements OperationResult {
+
+	}
+
+	/**
+	 * A {@link Operation.Decide} was refused because another instance claimed the owner's lease.
+	 *
+	 * @param transactionId the transaction id
+	 * @param claimedBy the claimant's owner id
+	 * @since 0.1.0
+	 */
+	record OwnerClaimed(String transactionId, String claimedBy) implements OperationResult {
+
+		public OwnerClaimed {
+			Objects.requireNonNull(transactionId, "transactionId");
+			Objects.requireNonNull(claimedBy, "claimedBy");
+		}
+
+	}
+
+	/**
+	 * The lease after a {@link Operation.RenewLease}, {@link Operation.ClaimLease} or
+	 * {@link Operation.ReleaseLease}.
+	 *
+	 * @param lease the lease as stored after the operation, or null when there is none
+	 * @since 0.1.0
+	 */
+	record LeaseAfter(@Nullable InstanceLease lease) implements OperationResult {
 
 	}
 

@@ -46,4 +46,22 @@ public sealed interface Query {
 
 	}
 
+	/**
+	 * Asks for every lease; answered by {@link QueryReply.LeasesReply}.
+	 *
+	 * @since 0.1.0
+	 */
+	record LeasesQuery() implements Query {
+
+	}
+
+	/**
+	 * Asks for the in-doubt decisions of every owner; answered by {@link QueryReply.InDoubtReply}.
+	 *
+	 * @since 0.1.0
+	 */
+	record AllInDoubtQuery() implements Query {
+
+	}
+
 }

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Objects;
 
 import dev.tandem.transaction.Decision;
+import dev.tandem.transaction.InstanceLease;
 import dev.tandem.transaction.DecisionState;
 
 /**
@@ -51,6 +52,20 @@ public sealed interface QueryReply {
 
 		public CountsReply {
 			Objects.requireNonNull(counts, "counts");
+		}
+
+	}
+
+	/**
+	 * Every lease, by owner id.
+	 *
+	 * @param leases the leases, possibly empty
+	 * @since 0.1.0
+	 */
+	record LeasesReply(List<InstanceLease> leases) implements QueryReply {
+
+		public LeasesReply {
+			leases = List.copyOf(leases);
 		}
 
 	}
