@@ -96,6 +96,8 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * @return the send's future; it completes when the broker acknowledged the record
 	 * @throws IllegalArgumentException if the cluster is unknown
 	 * @throws IllegalStateException if the transaction is no longer active
+	 * @throws ClusterUnavailableException if this is the transaction's first use of a cluster that
+	 *     is known to be unreachable, or whose recovery is pending
 	 */
 	public Future<RecordMetadata> send(String cluster, ProducerRecord<byte[], byte[]> record) {
 		synchronized (this) {
@@ -152,6 +154,11 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		Participant participant = this.enlisted.get(cluster);
 		if (participant == null) {
 			participant = this.slot.participant(cluster);
+			if (this.context.reachability().isUnreachable(cluster)) {
+				throw new ClusterUnavailableException(cluster, "Transaction " + this.transactionId + " needs cluster '"
+						+ cluster + "', whose brokers do not answer (every Tandem client of it lost its brokers); nothing "
+						+ "was written there. Retry once the cluster is back");
+			}
 			this.context.pool().open(participant);
 			this.enlisted.put(cluster, participant);
 		}

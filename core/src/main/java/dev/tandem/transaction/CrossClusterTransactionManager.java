@@ -2,11 +2,15 @@ package dev.tandem.transaction;
 
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -61,6 +65,10 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 	private final InDoubtResolver resolver;
 
+	private final @Nullable InstanceLeaseKeeper leases;
+
+	private final boolean requireAllClustersAtStart;
+
 	private final RegisteredConsumers consumers = new RegisteredConsumers();
 
 	private final TransactionContext context;
@@ -81,11 +89,16 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		DecisionLog decisionLog = Objects.requireNonNull(builder.decisionLog, "decisionLog");
 		this.commitTimeout = builder.commitTimeout;
 		TransactionListener listener = new CompositeTransactionListener(builder.listeners);
+		PendingRecoveries pendingRecoveries = new PendingRecoveries();
+		this.requireAllClustersAtStart = builder.requireAllClustersAtStart;
 		this.pool = new ParticipantPool(this.clients, this.idPrefix, this.instanceId, builder.slots,
-				builder.transactionTimeout, builder.commitTimeout, builder.producerCreated);
+				builder.transactionTimeout, builder.commitTimeout, builder.producerCreated, pendingRecoveries);
 		this.resolver = new InDoubtResolver(new InDoubtResolver.Settings(owner(), this.clients, decisionLog,
 				builder.participantProtocol, listener, builder.commitTimeout, builder.decisionTimeout,
-				builder.recoveryInterval), this.pool);
+				builder.recoveryInterval), this.pool, pendingRecoveries);
+		boolean leased = !builder.leaseTimeout.isZero() && decisionLog.supportsLeases();
+		this.leases = leased ? new InstanceLeaseKeeper(decisionLog, this.idPrefix, this.instanceId, builder.leaseTimeout,
+				builder.staleDecisionAge, builder.decisionTimeout, this.resolver, System::currentTimeMillis) : null;
 		AtomicInteger threads = new AtomicInteger();
 		this.executor = Executors.newCachedThreadPool((runnable) -> {
 			Thread thread = new Thread(runnable, "tandem-commit-" + this.instanceId + "-" + threads.incrementAndGet());
@@ -94,7 +107,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		});
 		this.context = new TransactionContext(owner(), builder.markerTopic, builder.commitTimeout,
 				builder.decisionTimeout, decisionLog, builder.hook, listener, this.executor, this.pool, this.resolver,
-				this.consumers);
+				this.consumers, builder.clusterReachability);
 	}
 
 	/**
@@ -106,9 +119,12 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	}
 
 	/**
-	 * Recovers this instance's in-doubt transactions, then creates and initializes every
-	 * participant producer (which aborts any undecided transaction a previous incarnation left
-	 * open and fences its zombies), and creates the marker topic where missing.
+	 * Takes this instance's lease in the decision log (waiting at most one lease timeout for a
+	 * previous run's lease to expire), recovers this instance's in-doubt transactions, then creates
+	 * and initializes every participant producer (which aborts any undecided transaction a previous
+	 * incarnation left open and fences its zombies), and creates the marker topic where missing;
+	 * then renews the lease and takes over expired instances of the app in the background.
+	 * @throws DuplicateInstanceException if another running instance holds this instance id
 	 * @throws TandemException if a cluster is unreachable, or an in-doubt transaction cannot be
 	 *     recovered within the commit timeout
 	 * @throws HeuristicOutcomeException never: heuristic outcomes found by recovery are reported
@@ -120,14 +136,60 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			throw new IllegalStateException("Manager is " + this.lifecycle);
 		}
 		ProducerInternals.verify();
-		for (String cluster : this.clients.names()) {
-			MarkerTopics.ensure(this.clients, cluster, this.context.markerTopic(), this.commitTimeout);
+		if (this.leases != null) {
+			this.leases.acquire();
 		}
-		this.resolver.recoverAtStart();
-		this.pool.start();
+		try {
+			Set<String> unavailable = ensureMarkerTopics();
+			this.resolver.recoverAtStart(this.requireAllClustersAtStart);
+			this.pool.start(unavailable, this.requireAllClustersAtStart);
+		}
+		catch (RuntimeException ex) {
+			if (this.leases != null) {
+				this.leases.close(); // a start that failed holds no lease: a retry need not wait for it
+			}
+			throw ex;
+		}
+		if (this.leases != null) {
+			this.leases.start();
+		}
 		this.lifecycle = Lifecycle.RUNNING;
 		logger.info("Tandem transaction manager {} started: clusters {}, {} slot(s)", owner(), this.clients.names(),
 				this.pool.slotCount());
+	}
+
+	/**
+	 * Creates the marker topic on every cluster, all clusters at once. A cluster that does not
+	 * answer fails the start if every cluster is required at start-up; otherwise it is retried in
+	 * the background and returned.
+	 */
+	private Set<String> ensureMarkerTopics() {
+		Map<String, CompletableFuture<Void>> markers = new LinkedHashMap<>();
+		for (String cluster : this.clients.names()) {
+			markers.put(cluster, CompletableFuture.runAsync(
+					() -> MarkerTopics.ensure(this.clients, cluster, this.context.markerTopic(), this.commitTimeout),
+					this.executor));
+		}
+		Set<String> unavailable = new LinkedHashSet<>();
+		markers.forEach((cluster, marker) -> {
+			try {
+				marker.join();
+			}
+			catch (CompletionException ex) {
+				RuntimeException cause = (ex.getCause() instanceof RuntimeException runtime) ? runtime : ex;
+				if (this.requireAllClustersAtStart) {
+					throw new ClusterUnavailableException(cluster, cause.getMessage() + " (every cluster is required at "
+							+ "start-up)");
+				}
+				unavailable.add(cluster);
+				logger.warn("Cluster '{}' is not available at start-up ({}): starting without it; transactions that need "
+						+ "it fail until it is back", cluster, cause.getMessage());
+				this.resolver.untilDone("Creating marker topic '" + this.context.markerTopic() + "' on cluster '" + cluster
+						+ "'", () -> MarkerTopics.ensure(this.clients, cluster, this.context.markerTopic(),
+								this.commitTimeout));
+			}
+		});
+		return unavailable;
 	}
 
 	/**
@@ -139,6 +201,11 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	public CrossClusterTransaction begin() {
 		if (this.lifecycle != Lifecycle.RUNNING) {
 			throw new IllegalStateException("Manager is " + this.lifecycle + "; call start() first");
+		}
+		String lostTo = (this.leases != null) ? this.leases.lostTo() : null;
+		if (lostTo != null) {
+			throw new LeaseClaimedException("Instance " + owner() + " lost its lease to " + lostTo
+					+ " (it was taken for dead) and begins no transaction; restart it");
 		}
 		try {
 			ParticipantSlot slot = this.pool.take(this.commitTimeout);
@@ -311,12 +378,36 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	}
 
 	/**
+	 * Returns the decided but not completed transactions of every owner on the decision log that
+	 * are older than the stale-decision age, as the last background check saw them (every third of
+	 * the lease timeout); empty when leases are off.
+	 * @return the stale decisions, oldest first
+	 */
+	public List<StaleDecision> staleDecisions() {
+		if (this.leases == null) {
+			return List.of();
+		}
+		return this.leases.staleDecisions();
+	}
+
+	/**
+	 * Returns who took this instance's lease (another instance that took it for dead), if anyone.
+	 * @return the claimant, or null while this instance holds its lease or runs without one
+	 */
+	public @Nullable String leaseLostTo() {
+		return (this.leases != null) ? this.leases.lostTo() : null;
+	}
+
+	/**
 	 * Closes every producer WITHOUT aborting open transactions and without touching the decision
 	 * log, as a crashed process would leave them. For crash tests and demos; after it, start a
 	 * new manager with the same id prefix and instance id to recover.
 	 */
 	public synchronized void abandon() {
 		this.lifecycle = Lifecycle.CLOSED;
+		if (this.leases != null) {
+			this.leases.abandon();
+		}
 		this.pool.abandon();
 		this.resolver.close();
 		this.executor.shutdownNow();
@@ -333,6 +424,9 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		}
 		this.lifecycle = Lifecycle.CLOSED;
 		this.pool.close();
+		if (this.leases != null) {
+			this.leases.close();
+		}
 		this.resolver.close();
 		this.executor.shutdown();
 	}

@@ -45,6 +45,14 @@ public final class CrossClusterTransactionManagerBuilder {
 
 	Duration recoveryInterval = Duration.ofSeconds(1);
 
+	Duration leaseTimeout = Duration.ofSeconds(10);
+
+	Duration staleDecisionAge = Duration.ofMinutes(1);
+
+	boolean requireAllClustersAtStart;
+
+	ClusterReachability clusterReachability = ClusterReachability.UNKNOWN;
+
 	BiConsumer<String, Producer<?, ?>> producerCreated = (cluster, producer) -> {
 	};
 
@@ -201,6 +209,69 @@ public final class CrossClusterTransactionManagerBuilder {
 			throw new IllegalArgumentException("recoveryInterval must be positive");
 		}
 		this.recoveryInterval = recoveryInterval;
+		return this;
+	}
+
+	/**
+	 * Sets how long this instance's lease in the decision log lasts unless renewed (it is renewed
+	 * every third of it). When it expires, a live instance of the same app (same id prefix, on the
+	 * same decision log) claims it, commits the instance's decided transactions and aborts its open
+	 * ones; a restart after a crash waits at most this long for the previous run's lease to expire,
+	 * and a second running instance with the same instance id is refused at start-up. Shorter
+	 * means faster takeover and restart, longer tolerates longer pauses of the instance (GC, a
+	 * partition from the coordinator). Zero turns leases off; a decision log that keeps no leases
+	 * turns them off too ({@link DecisionLog#supportsLeases()}).
+	 * @param leaseTimeout zero, or at least 300 ms
+	 * @return this builder
+	 * @throws IllegalArgumentException if negative or between zero and 300 ms
+	 */
+	public CrossClusterTransactionManagerBuilder leaseTimeout(Duration leaseTimeout) {
+		if (leaseTimeout.isNegative() || (!leaseTimeout.isZero() && leaseTimeout.toMillis() < 300)) {
+			throw new IllegalArgumentException("leaseTimeout must be zero (off) or at least 300 ms: " + leaseTimeout);
+		}
+		this.leaseTimeout = leaseTimeout;
+		return this;
+	}
+
+	/**
+	 * Sets the age past which a decided but not completed transaction of any owner is reported as
+	 * stale (a WARN once per transaction, {@link CrossClusterTransactionManager#staleDecisions()}):
+	 * its owner is down or cannot reach a cluster, and its brokers will abort it at
+	 * {@code transaction.timeout.ms} unless it is committed first. Checked with the lease renewals.
+	 * @param staleDecisionAge positive
+	 * @return this builder
+	 * @throws IllegalArgumentException if not positive
+	 */
+	public CrossClusterTransactionManagerBuilder staleDecisionAge(Duration staleDecisionAge) {
+		if (staleDecisionAge.isNegative() || staleDecisionAge.isZero()) {
+			throw new IllegalArgumentException("staleDecisionAge must be positive: " + staleDecisionAge);
+		}
+		this.staleDecisionAge = staleDecisionAge;
+		return this;
+	}
+
+	/**
+	 * Sets whether every cluster must be available at start-up. By default an instance starts without
+	 * a cluster that does not answer: the cluster's marker topic and its in-doubt transactions are
+	 * recovered in the background, and a transaction that needs it fails
+	 * ({@link ClusterUnavailableException}) until it is back. With {@code true}, {@link
+	 * CrossClusterTransactionManager#start()} fails instead.
+	 * @param requireAllClustersAtStart whether every cluster is required at start-up
+	 * @return this builder
+	 */
+	public CrossClusterTransactionManagerBuilder requireAllClustersAtStart(boolean requireAllClustersAtStart) {
+		this.requireAllClustersAtStart = requireAllClustersAtStart;
+		return this;
+	}
+
+	/**
+	 * Sets what tells that a cluster is unreachable now, so that a transaction needing it fails at
+	 * once instead of after the producer's {@code max.block.ms}.
+	 * @param clusterReachability the reachability, cheap and thread-safe
+	 * @return this builder
+	 */
+	public CrossClusterTransactionManagerBuilder clusterReachability(ClusterReachability clusterReachability) {
+		this.clusterReachability = Objects.requireNonNull(clusterReachability, "clusterReachability");
 		return this;
 	}
 

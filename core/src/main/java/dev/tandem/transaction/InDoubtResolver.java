@@ -45,6 +45,8 @@ final class InDoubtResolver implements AutoCloseable {
 
 	private final ParticipantPool pool;
 
+	private final PendingRecoveries pendingRecoveries;
+
 	private final Map<String, PendingOutcome> pending = new ConcurrentHashMap<>();
 
 	private final Map<String, HeuristicOutcome> heuristics = new ConcurrentHashMap<>();
@@ -68,9 +70,10 @@ final class InDoubtResolver implements AutoCloseable {
 			TransactionListener listener, Duration commitTimeout, Duration decisionTimeout, Duration recoveryInterval) {
 	}
 
-	InDoubtResolver(Settings settings, ParticipantPool pool) {
+	InDoubtResolver(Settings settings, ParticipantPool pool, PendingRecoveries pendingRecoveries) {
 		this.settings = settings;
 		this.pool = pool;
+		this.pendingRecoveries = pendingRecoveries;
 		this.scheduler = Executors.newSingleThreadScheduledExecutor((runnable) -> {
 			Thread thread = new Thread(runnable, "tandem-recovery-" + settings.owner());
 			thread.setDaemon(true);
@@ -80,21 +83,107 @@ final class InDoubtResolver implements AutoCloseable {
 
 	/**
 	 * Recovers every decided-but-not-completed transaction of this instance's owner (start-up,
-	 * before the producers' {@code initTransactions()} would abort them).
-	 * @throws TandemException if a transaction's outcome cannot be established
+	 * before the producers' {@code initTransactions()} would abort them). A transaction that cannot
+	 * be recovered now (a participant's cluster is down) is recovered in the background unless
+	 * {@code requireAll}; until then, no producer of its clusters is initialized
+	 * ({@link PendingRecoveries}).
+	 * @param requireAll whether a transaction that cannot be recovered now fails the start
+	 * @throws TandemException if a transaction's outcome cannot be established and {@code requireAll}
 	 * @throws DecisionLogException if the decision log cannot be read
 	 */
-	void recoverAtStart() {
+	void recoverAtStart(boolean requireAll) {
 		List<Decision> decisions = this.settings.decisionLog().inDoubt(this.settings.owner(),
 				this.settings.decisionTimeout());
 		if (!decisions.isEmpty()) {
 			logger.info("Recovering {} in-doubt transaction(s) of {}", decisions.size(), this.settings.owner());
 		}
 		for (Decision decision : decisions) {
+			try {
+				if (recover(decision) == null) {
+					this.settings.listener().onRecovered(decision.transactionId());
+				}
+			}
+			catch (RuntimeException ex) {
+				if (requireAll) {
+					throw ex;
+				}
+				List<String> clusters = decision.participants().stream().map(ParticipantRecord::cluster).toList();
+				logger.warn("In-doubt transaction {} cannot be recovered now ({}); recovering it in the background, and "
+						+ "initializing no producer of {} until then", decision.transactionId(), ex.toString(), clusters);
+				this.pendingRecoveries.add(clusters);
+				settle(decision.transactionId(), null, () -> {
+					TransactionState outcome = commitDecided(decision);
+					this.pendingRecoveries.remove(clusters);
+					return outcome;
+				});
+			}
+		}
+	}
+
+	/**
+	 * Takes over a dead instance of this app whose lease this instance has claimed: commits its
+	 * decided transactions by resuming them (a participant its broker already aborted makes a
+	 * heuristic outcome, reported at ERROR and to the listener), then fences its transactional ids
+	 * so its undecided Kafka transactions abort at once, then releases the claimed lease.
+	 * @param dead the claimed lease
+	 * @return the number of decided transactions committed (heuristic ones included)
+	 * @throws TandemException if a transaction's outcome cannot be established yet (the claim
+	 *     stays, and the next attempt goes on)
+	 * @throws DecisionLogException if the decision log cannot be reached
+	 */
+	int takeOver(InstanceLease dead) {
+		String owner = this.settings.owner();
+		DecisionLog log = this.settings.decisionLog();
+		List<Decision> decisions = log.inDoubt(dead.owner(), this.settings.decisionTimeout());
+		logger.warn("Taking over instance {} (its lease expired at {} and was not renewed): {} decided transaction(s) "
+				+ "to commit", dead.owner(), java.time.Instant.ofEpochMilli(dead.expiresAtMs()), decisions.size());
+		int heuristic = 0;
+		for (Decision decision : decisions) {
 			if (recover(decision) == null) {
 				this.settings.listener().onRecovered(decision.transactionId());
 			}
+			else {
+				heuristic++;
+			}
 		}
+		List<String> fenced = this.pool.fence(dead.instanceId());
+		log.releaseLease(dead.owner(), owner, this.settings.decisionTimeout());
+		logger.info("Took over instance {}: {} decided transaction(s) committed ({} heuristic), open transactions of "
+				+ "{} aborted", dead.owner(), decisions.size() - heuristic, heuristic, fenced);
+		return decisions.size();
+	}
+
+	/**
+	 * Runs a task now and, while it fails, again in the background with the recovery backoff (start-up
+	 * housekeeping of a cluster that was down, such as creating its marker topic).
+	 * @param what what the task does, for the log
+	 * @param task the task; throws to be tried again
+	 */
+	void untilDone(String what, Runnable task) {
+		retry(what, task, this.settings.recoveryInterval());
+	}
+
+	private void retry(String what, Runnable task, Duration delay) {
+		try {
+			task.run();
+		}
+		catch (RuntimeException ex) {
+			if (this.closed) {
+				return;
+			}
+			logger.warn("{} failed ({}); retrying in {}", what, ex.toString(), delay);
+			try {
+				this.scheduler.schedule(() -> retry(what, task, doubled(delay)), delay.toMillis(), TimeUnit.MILLISECONDS);
+			}
+			catch (RejectedExecutionException rejected) {
+				// closed meanwhile
+			}
+		}
+	}
+
+	private static Duration doubled(Duration delay) {
+		Duration doubled = delay.multipliedBy(2);
+		return (doubled.compareTo(MAX_RETRY_DELAY) > 0) ? MAX_RETRY_DELAY : doubled;
 	}
 
 	/**
@@ -186,7 +275,7 @@ final class InDoubtResolver implements AutoCloseable {
 		return TransactionState.COMMITTED;
 	}
 
-	private CompletableFuture<TransactionState> settle(String transactionId, ParticipantSlot slot,
+	private CompletableFuture<TransactionState> settle(String transactionId, @Nullable ParticipantSlot slot,
 			Supplier<TransactionState> resolution) {
 		PendingOutcome outcome = new PendingOutcome(transactionId, slot, resolution);
 		this.pending.put(transactionId, outcome);
@@ -199,7 +288,9 @@ final class InDoubtResolver implements AutoCloseable {
 		try {
 			TransactionState result = outcome.resolution.get();
 			this.pending.remove(id);
-			this.pool.release(outcome.slot);
+			if (outcome.slot != null) {
+				this.pool.release(outcome.slot);
+			}
 			outcome.future.complete(result);
 			logger.info("In-doubt transaction {} resolved: {}", id, result);
 		}
@@ -210,8 +301,7 @@ final class InDoubtResolver implements AutoCloseable {
 				return;
 			}
 			logger.warn("Transaction {} still in-doubt ({}); retrying in {}", id, ex.toString(), nextDelay);
-			Duration doubled = nextDelay.multipliedBy(2);
-			Duration after = (doubled.compareTo(MAX_RETRY_DELAY) > 0) ? MAX_RETRY_DELAY : doubled;
+			Duration after = doubled(nextDelay);
 			try {
 				this.scheduler.schedule(() -> attempt(outcome, after), nextDelay.toMillis(), TimeUnit.MILLISECONDS);
 			}
@@ -305,13 +395,14 @@ final class InDoubtResolver implements AutoCloseable {
 
 		final String transactionId;
 
-		final ParticipantSlot slot;
+		/** The slot the transaction holds until resolved; null for one recovered at start-up. */
+		final @Nullable ParticipantSlot slot;
 
 		final Supplier<TransactionState> resolution;
 
 		final CompletableFuture<TransactionState> future = new CompletableFuture<>();
 
-		PendingOutcome(String transactionId, ParticipantSlot slot, Supplier<TransactionState> resolution) {
+		PendingOutcome(String transactionId, @Nullable ParticipantSlot slot, Supplier<TransactionState> resolution) {
 			this.transactionId = transactionId;
 			this.slot = slot;
 			this.resolution = resolution;

@@ -2,8 +2,10 @@ package dev.tandem.transaction;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -49,6 +51,8 @@ final class ParticipantPool {
 
 	private final BiConsumer<String, Producer<?, ?>> producerCreated;
 
+	private final PendingRecoveries pendingRecoveries;
+
 	private final List<ParticipantSlot> slots = new ArrayList<>();
 
 	private final BlockingQueue<ParticipantSlot> free = new LinkedBlockingQueue<>();
@@ -56,7 +60,8 @@ final class ParticipantPool {
 	private volatile boolean open;
 
 	ParticipantPool(ClusterClients clients, String idPrefix, String instanceId, int slotCount,
-			Duration transactionTimeout, Duration commitTimeout, BiConsumer<String, Producer<?, ?>> producerCreated) {
+			Duration transactionTimeout, Duration commitTimeout, BiConsumer<String, Producer<?, ?>> producerCreated,
+			PendingRecoveries pendingRecoveries) {
 		this.clients = clients;
 		this.idPrefix = idPrefix;
 		this.instanceId = instanceId;
@@ -64,6 +69,7 @@ final class ParticipantPool {
 		this.transactionTimeout = transactionTimeout;
 		this.commitTimeout = commitTimeout;
 		this.producerCreated = producerCreated;
+		this.pendingRecoveries = pendingRecoveries;
 	}
 
 	int slotCount() {
@@ -90,20 +96,39 @@ final class ParticipantPool {
 	}
 
 	/**
-	 * Aborts the orphans of unused slots on every cluster, then creates every slot and initializes
-	 * its producers ({@code initTransactions()} aborts what a previous incarnation left open).
-	 * @throws TandemException if a producer cannot be initialized
+	 * Aborts the orphans of unused slots on every available cluster, then creates every slot and
+	 * initializes its producers ({@code initTransactions()} aborts what a previous incarnation left
+	 * open). A producer of an unavailable cluster is left for its first use to initialize.
+	 * @param unavailable clusters known to be down: their producers are not initialized now
+	 * @param requireAll whether a producer that cannot be initialized fails the start
+	 * @throws TandemException if a producer cannot be initialized and {@code requireAll}
 	 */
-	void start() {
+	void start(Set<String> unavailable, boolean requireAll) {
 		for (String cluster : this.clients.names()) {
-			abortOrphanedTransactions(cluster);
+			if (!unavailable.contains(cluster)) {
+				abortOrphanedTransactions(cluster);
+			}
 		}
+		Set<String> down = new HashSet<>(unavailable);
 		for (int i = 0; i < this.slotCount; i++) {
 			ParticipantSlot slot = new ParticipantSlot(i);
 			for (String cluster : this.clients.names()) {
 				Participant participant = new Participant(cluster, transactionalId(cluster, i));
 				slot.participants.put(cluster, participant);
-				open(participant);
+				if (down.contains(cluster) || this.pendingRecoveries.isPending(cluster)) {
+					continue;
+				}
+				try {
+					open(participant);
+				}
+				catch (TandemException ex) {
+					if (requireAll) {
+						throw ex;
+					}
+					down.add(cluster);
+					logger.warn("Cluster '{}' is not available ({}); its producers are initialized when a transaction "
+							+ "first uses it", cluster, ex.getMessage());
+				}
 			}
 			this.slots.add(slot);
 			this.free.add(slot);
@@ -128,11 +153,17 @@ final class ParticipantPool {
 
 	/**
 	 * Creates and initializes the participant's producer unless it has one.
+	 * @throws ClusterUnavailableException while recovery on the participant's cluster is pending
 	 * @throws TandemException if {@code initTransactions()} fails
 	 */
 	void open(Participant participant) {
 		if (participant.isReady()) {
 			return;
+		}
+		if (this.pendingRecoveries.isPending(participant.cluster)) {
+			throw new ClusterUnavailableException(participant.cluster, "Cluster '" + participant.cluster + "': recovery "
+					+ "of in-doubt transactions on it is still pending (it was unavailable at start-up); no producer of it "
+					+ "is initialized until then");
 		}
 		Map<String, Object> config = producerConfig(participant.cluster);
 		config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, participant.transactionalId);
@@ -164,8 +195,47 @@ final class ParticipantPool {
 	 * Needs DESCRIBE on the transactional ids; without it, logs a warning.
 	 */
 	private void abortOrphanedTransactions(String cluster) {
-		String prefix = this.idPrefix + "." + cluster + "." + this.instanceId + ".";
-		List<String> orphans = new ArrayList<>();
+		for (String id : openTransactions(cluster, this.instanceId)) {
+			if (isUnusedSlot(id.substring(prefix(cluster, this.instanceId).length()))) {
+				abortOpenTransaction(cluster, id);
+				logger.info("Aborted the open transaction of unused slot {} on cluster '{}'", id, cluster);
+			}
+		}
+	}
+
+	/**
+	 * Fences every transactional id of another instance of this app that has an open transaction,
+	 * on every cluster: {@code initTransactions()} on each aborts the open transaction at once (the
+	 * broker would otherwise keep it, and hold back every {@code read_committed} reader of its
+	 * partitions, until {@code transaction.timeout.ms}) and raises the producer epoch, so a zombie
+	 * of that instance can no longer write in it. Call only after the instance's decided
+	 * transactions are committed: fencing aborts what is open.
+	 * @param otherInstanceId the instance whose transactional ids to fence
+	 * @return the transactional ids fenced
+	 * @throws TandemException if a producer cannot be initialized
+	 */
+	List<String> fence(String otherInstanceId) {
+		List<String> fenced = new ArrayList<>();
+		for (String cluster : this.clients.names()) {
+			for (String id : openTransactions(cluster, otherInstanceId)) {
+				abortOpenTransaction(cluster, id);
+				fenced.add(id);
+			}
+		}
+		return fenced;
+	}
+
+	private String prefix(String cluster, String instance) {
+		return this.idPrefix + "." + cluster + "." + instance + ".";
+	}
+
+	/**
+	 * Lists the ongoing transactions of an instance's transactional ids on a cluster; logs a
+	 * warning and returns none if the cluster cannot list them (no DESCRIBE permission, unreachable).
+	 */
+	private List<String> openTransactions(String cluster, String instance) {
+		String prefix = prefix(cluster, instance);
+		List<String> ids = new ArrayList<>();
 		Admin admin = this.clients.admin(cluster, this.commitTimeout);
 		try {
 			for (TransactionListing listing : admin
@@ -173,26 +243,24 @@ final class ParticipantPool {
 					.filterStates(List.of(org.apache.kafka.clients.admin.TransactionState.ONGOING)))
 				.all()
 				.get(this.commitTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
-				String id = listing.transactionalId();
-				if (id.startsWith(prefix) && isUnusedSlot(id.substring(prefix.length()))) {
-					orphans.add(id);
+				if (listing.transactionalId().startsWith(prefix)) {
+					ids.add(listing.transactionalId());
 				}
 			}
 		}
 		catch (Exception ex) {
-			logger.warn("Could not list open transactions on cluster '{}' to abort those of unused slots: {}", cluster,
-					ex.toString());
-			return;
+			logger.warn("Could not list the open transactions of {}* on cluster '{}': {}", prefix, cluster, ex.toString());
 		}
 		finally {
 			admin.close(Duration.ofSeconds(1));
 		}
-		for (String id : orphans) {
-			Participant participant = new Participant(cluster, id);
-			open(participant);
-			participant.close(this.commitTimeout);
-			logger.info("Aborted the open transaction of unused slot {} on cluster '{}'", id, cluster);
-		}
+		return ids;
+	}
+
+	private void abortOpenTransaction(String cluster, String transactionalId) {
+		Participant participant = new Participant(cluster, transactionalId);
+		open(participant);
+		participant.close(this.commitTimeout);
 	}
 
 	private boolean isUnusedSlot(String suffix) {

@@ -18,8 +18,10 @@ import java.util.concurrent.Executor;
  * @param pool the slots, to open a participant's producer and to release the slot
  * @param resolver takes over a transaction whose outcome is not final
  * @param consumers the registered consumers and their clusters
+ * @param reachability which clusters are known to be unreachable now
  */
 record TransactionContext(String owner, String markerTopic, Duration commitTimeout, Duration decisionTimeout,
 		DecisionLog decisionLog, ProtocolHook hook, TransactionListener listener, Executor commitExecutor,
-		ParticipantPool pool, InDoubtResolver resolver, RegisteredConsumers consumers) {
+		ParticipantPool pool, InDoubtResolver resolver, RegisteredConsumers consumers,
+		ClusterReachability reachability) {
 }

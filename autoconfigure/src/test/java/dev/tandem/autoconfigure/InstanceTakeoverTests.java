@@ -1,0 +1,278 @@
+package dev.tandem.autoconfigure;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.io.TempDir;
+
+import dev.tandem.coordinator.EmbeddedCoordinator;
+import dev.tandem.coordinator.client.RatisDecisionLog;
+import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ReadCommitted;
+import dev.tandem.transaction.CrossClusterTransaction;
+import dev.tandem.transaction.CrossClusterTransactionManager;
+import dev.tandem.transaction.Decision;
+import dev.tandem.transaction.Decision.ParticipantRecord;
+import dev.tandem.transaction.DecisionState;
+import dev.tandem.transaction.DuplicateInstanceException;
+import dev.tandem.transaction.InstanceLease;
+import dev.tandem.transaction.LeaseClaimedException;
+import dev.tandem.transaction.ProtocolHook;
+import dev.tandem.transaction.ProtocolStep;
+import dev.tandem.transaction.TransactionStatistics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Instances of one app on one shared decision log (an embedded Ratis peer standing in for the
+ * remote coordinator), on two real 3-broker clusters: an instance killed at a protocol step that
+ * never comes back is taken over by the other one once its lease expires; a second running
+ * instance with the same instance id is refused at start-up.
+ */
+class InstanceTakeoverTests {
+
+	private static final StringSerializer STRING = new StringSerializer();
+
+	/** Short, so that takeover is quick; the brokers' transaction timeout is far longer. */
+	private static final Duration LEASE = Duration.ofMillis(1500);
+
+	/** What a downstream read_committed reader may wait: the lease, a renewal, the takeover itself. */
+	private static final Duration RESUMES_WITHIN = LEASE.plus(Duration.ofSeconds(20));
+
+	private static EmbeddedKafkaClusters kafka;
+
+	@TempDir
+	static Path coordinatorDir;
+
+	private static EmbeddedCoordinator coordinator;
+
+	private final List<CrossClusterTransactionManager> managers = new ArrayList<>();
+
+	private final TransactionStatistics survivorStatistics = new TransactionStatistics();
+
+	private String topic = "";
+
+	@BeforeAll
+	static void start() throws Exception {
+		kafka = EmbeddedKafkaClusters.builder().cluster("east", 3).cluster("west", 3).build().start();
+		coordinator = EmbeddedCoordinator.start(coordinatorDir);
+	}
+
+	@AfterAll
+	static void stop() {
+		if (coordinator != null) {
+			coordinator.close();
+		}
+		if (kafka != null) {
+			kafka.close();
+		}
+	}
+
+	@BeforeEach
+	void createTopics(TestInfo info) {
+		this.topic = "t-" + info.getTestMethod().orElseThrow().getName();
+		kafka.cluster("east").createTopic(this.topic, 3, (short) 3);
+		kafka.cluster("west").createTopic(this.topic, 3, (short) 3);
+	}
+
+	@AfterEach
+	void closeManagers() {
+		this.managers.forEach(CrossClusterTransactionManager::close);
+	}
+
+	private RatisDecisionLog log() {
+		return coordinator.decisionLog();
+	}
+
+	private CrossClusterTransactionManager manager(String instanceId, ProtocolHook hook,
+			TransactionStatistics statistics) {
+		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
+			.cluster("east", clientConfig("east"))
+			.cluster("west", clientConfig("west"))
+			.idPrefix(this.topic)
+			.instanceId(instanceId)
+			.decisionLog(log())
+			.commitTimeout(Duration.ofSeconds(10))
+			.transactionTimeout(Duration.ofMinutes(5))
+			.leaseTimeout(LEASE)
+			.recoveryInterval(Duration.ofMillis(500))
+			.protocolHook(hook)
+			.listener(statistics)
+			.build();
+		manager.start();
+		this.managers.add(manager);
+		return manager;
+	}
+
+	private static Map<String, Object> clientConfig(String cluster) {
+		Map<String, Object> config = new HashMap<>();
+		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.cluster(cluster).bootstrapServers());
+		config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 2000);
+		config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 4000);
+		return config;
+	}
+
+	private static ProtocolHook crashAt(ProtocolStep at) {
+		return (transactionId, step) -> {
+			if (step == at) {
+				throw new ProtocolHook.SimulatedCrashException(step);
+			}
+		};
+	}
+
+	/** Runs one transaction of 3 records per cluster on an instance that dies at the given step. */
+	private String killedAt(ProtocolStep step) {
+		CrossClusterTransactionManager doomed = manager("doomed", crashAt(step), new TransactionStatistics());
+		CrossClusterTransaction txn = doomed.begin();
+		for (int i = 0; i < 3; i++) {
+			txn.send("east", new ProducerRecord<>(this.topic, "k" + i, "east-" + i), STRING, STRING);
+			txn.send("west", new ProducerRecord<>(this.topic, "k" + i, "west-" + i), STRING, STRING);
+		}
+		assertThat(catchThrowable(txn::commit)).isInstanceOf(ProtocolHook.SimulatedCrashException.class);
+		doomed.abandon(); // kill -9: producers left with the transaction open, lease not released
+		return txn.transactionId();
+	}
+
+	private List<String> committed(String cluster) {
+		return ReadCommitted.values(kafka.cluster(cluster).bootstrapServers(), this.topic);
+	}
+
+	/**
+	 * A record committed after the dead instance's transaction, by an independent producer: a
+	 * read_committed reader sees it only once the last stable offset has passed the dead
+	 * instance's open transaction on that partition (every partition: one per key).
+	 */
+	private void commitAfter(String cluster, String value) {
+		Map<String, Object> config = clientConfig(cluster);
+		config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "independent-" + this.topic + "-" + cluster);
+		try (KafkaProducer<String, String> producer = new KafkaProducer<>(config, STRING, STRING)) {
+			producer.initTransactions();
+			producer.beginTransaction();
+			for (int partition = 0; partition < 3; partition++) {
+				producer.send(new ProducerRecord<>(this.topic, partition, "later", value));
+			}
+			producer.commitTransaction();
+		}
+	}
+
+	@Test
+	void aDecidedTransactionOfAnInstanceThatNeverReturnsIsCommittedEverywhereByAnotherInstance() {
+		CrossClusterTransactionManager survivor = manager("survivor", ProtocolHook.NONE, this.survivorStatistics);
+		String id = killedAt(ProtocolStep.AFTER_DECISION);
+		assertThat(log().state(id, Duration.ofSeconds(5))).isEqualTo(DecisionState.DECIDED);
+		long killedAtMs = System.currentTimeMillis();
+		await().atMost(RESUMES_WITHIN).untilAsserted(() -> {
+			assertThat(committed("east")).containsExactlyInAnyOrder("east-0", "east-1", "east-2");
+			assertThat(committed("west")).containsExactlyInAnyOrder("west-0", "west-1", "west-2");
+		});
+		long stallMs = System.currentTimeMillis() - killedAtMs;
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(log().state(id, Duration.ofSeconds(5))).isEqualTo(DecisionState.COMPLETED));
+		assertThat(this.survivorStatistics.snapshot().recovered()).isEqualTo(1);
+		assertThat(this.survivorStatistics.snapshot().heuristic()).isZero();
+		assertThat(lease(this.topic + ".doomed").claimedBy()).isEqualTo(survivor.owner());
+		assertThat(lease(this.topic + ".doomed").takenOver()).isTrue();
+		System.out.printf("decided transaction of a dead instance visible everywhere %d ms after the kill (lease %d ms)%n",
+				stallMs, LEASE.toMillis());
+	}
+
+	@Test
+	void aTransactionKilledMidCommitEndsCommittedOnEveryCluster() {
+		manager("survivor", ProtocolHook.NONE, this.survivorStatistics);
+		killedAt(ProtocolStep.MID_COMMIT);
+		await().atMost(RESUMES_WITHIN).untilAsserted(() -> {
+			assertThat(committed("east")).containsExactlyInAnyOrder("east-0", "east-1", "east-2");
+			assertThat(committed("west")).containsExactlyInAnyOrder("west-0", "west-1", "west-2");
+		});
+		assertThat(this.survivorStatistics.snapshot().heuristic()).isZero();
+	}
+
+	@Test
+	void anUndecidedTransactionOfAnInstanceThatNeverReturnsIsAbortedAndStopsHoldingBackReaders() {
+		manager("survivor", ProtocolHook.NONE, this.survivorStatistics);
+		String id = killedAt(ProtocolStep.AFTER_PREPARE);
+		commitAfter("east", "after-east");
+		commitAfter("west", "after-west");
+		// Until the dead instance's open transactions abort, the last stable offset stays before
+		// them and read_committed readers see nothing later; the takeover fences them.
+		await().atMost(RESUMES_WITHIN).untilAsserted(() -> {
+			assertThat(committed("east")).containsExactly("after-east", "after-east", "after-east");
+			assertThat(committed("west")).containsExactly("after-west", "after-west", "after-west");
+		});
+		assertThat(log().state(id, Duration.ofSeconds(5))).isIn(DecisionState.UNKNOWN, DecisionState.ABORTED);
+	}
+
+	@Test
+	void aSecondRunningInstanceWithTheSameIdIsRefusedAtStartUp() {
+		CrossClusterTransactionManager first = manager("router-0", ProtocolHook.NONE, new TransactionStatistics());
+		assertThatExceptionOfType(DuplicateInstanceException.class)
+			.isThrownBy(() -> manager("router-0", ProtocolHook.NONE, new TransactionStatistics()))
+			.withMessageContaining("router-0")
+			.satisfies((ex) -> assertThat(ex.getOwner()).isEqualTo(first.owner()));
+		// The first keeps working, alone.
+		CrossClusterTransaction txn = first.begin();
+		txn.send("east", new ProducerRecord<>(this.topic, "k", "east-ok"), STRING, STRING);
+		txn.send("west", new ProducerRecord<>(this.topic, "k", "west-ok"), STRING, STRING);
+		txn.commit();
+		assertThat(committed("east")).containsExactly("east-ok");
+		assertThat(committed("west")).containsExactly("west-ok");
+	}
+
+	@Test
+	void aRestartAfterACrashWaitsForTheDeadRunsLeaseAndRecoversItsDecision() {
+		String id = killedAt(ProtocolStep.AFTER_DECISION);
+		CrossClusterTransactionManager restarted = manager("doomed", ProtocolHook.NONE, this.survivorStatistics);
+		assertThat(restarted.leaseLostTo()).isNull();
+		assertThat(committed("east")).containsExactlyInAnyOrder("east-0", "east-1", "east-2");
+		assertThat(committed("west")).containsExactlyInAnyOrder("west-0", "west-1", "west-2");
+		assertThat(log().state(id, Duration.ofSeconds(5))).isIn(DecisionState.DECIDED, DecisionState.COMPLETED);
+	}
+
+	@Test
+	void aRunWhoseLeaseWasTakenOverCanNoLongerDecideButANewRunCan() {
+		CrossClusterTransactionManager survivor = manager("survivor", ProtocolHook.NONE, this.survivorStatistics);
+		// A run that pauses (GC, a partition from the coordinator) longer than its lease.
+		String paused = this.topic + ".paused";
+		log().renewLease(this.topic, "paused", "run-1", Duration.ofMillis(300), Duration.ofSeconds(5));
+		await().atMost(RESUMES_WITHIN).untilAsserted(() -> assertThat(lease(paused)).satisfies((lease) -> {
+			assertThat(lease.claimedBy()).isEqualTo(survivor.owner());
+			assertThat(lease.takenOver()).isTrue();
+		}));
+		Decision late = new Decision(this.topic + "-late", paused, System.currentTimeMillis(),
+				List.of(new ParticipantRecord("east", this.topic + ".east.paused.0", 1L, (short) 0, "tandem-markers", 0, 0L)));
+		assertThatExceptionOfType(LeaseClaimedException.class).isThrownBy(() -> log().decide(late, Duration.ofSeconds(5)))
+			.withMessageContaining(survivor.owner());
+		assertThat(log().state(late.transactionId(), Duration.ofSeconds(5))).isEqualTo(DecisionState.UNKNOWN);
+		assertThat(log().renewLease(this.topic, "paused", "run-1", Duration.ofSeconds(30), Duration.ofSeconds(5))
+			.isHeldBy("run-1")).isFalse();
+		// A restart of that instance gets a fresh lease, and decides again.
+		assertThat(log().renewLease(this.topic, "paused", "run-2", Duration.ofSeconds(30), Duration.ofSeconds(5))
+			.isHeldBy("run-2")).isTrue();
+		assertThat(log().decide(late, Duration.ofSeconds(5))).isEqualTo(late);
+	}
+
+	private InstanceLease lease(String owner) {
+		return log().leases(Duration.ofSeconds(5)).stream()
+			.filter((lease) -> lease.owner().equals(owner))
+			.findFirst()
+			.orElseThrow(() -> new AssertionError("No lease of " + owner));
+	}
+
+}

@@ -1,0 +1,275 @@
+package dev.tandem.transaction;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps this instance's {@link InstanceLease} in the decision log, takes over the instances of the
+ * same app whose lease expired, and watches for stale decisions of every owner.
+ * <ul>
+ * <li>At start-up, {@link #acquire()} takes the lease. If another run of this instance id holds it,
+ * it waits: a lease that expires unrenewed belonged to a run that died (a restart after a crash
+ * waits at most one lease timeout); a lease renewed meanwhile belongs to a running instance, and
+ * start-up fails with {@link DuplicateInstanceException}.</li>
+ * <li>While running, every third of the lease timeout: renews the lease (a claimed lease is
+ * lost: the instance stops beginning transactions and logs an ERROR), claims the expired leases
+ * of other instances of the app and has the {@link InDoubtResolver} take them over, and lists the
+ * decided-not-completed transactions of every owner, logging a WARN once for each older than the
+ * stale-decision age.</li>
+ * <li>At a clean close, releases the lease, so a restart does not wait.</li>
+ * </ul>
+ * Thread-safe: two daemon threads do the periodic work, one renewing, one taking over and
+ * watching, so that a long takeover never delays a renewal.
+ */
+final class InstanceLeaseKeeper implements AutoCloseable {
+
+	private static final Logger logger = LoggerFactory.getLogger(InstanceLeaseKeeper.class);
+
+	private final DecisionLog log;
+
+	private final String idPrefix;
+
+	private final String instanceId;
+
+	private final String owner;
+
+	private final String incarnation = UUID.randomUUID().toString();
+
+	private final Duration leaseTimeout;
+
+	private final Duration staleAge;
+
+	private final Duration decisionTimeout;
+
+	private final InDoubtResolver resolver;
+
+	private final LongSupplier clock;
+
+	private final ScheduledExecutorService scheduler;
+
+	private final Set<String> reportedStale = ConcurrentHashMap.newKeySet();
+
+	private volatile List<StaleDecision> stale = List.of();
+
+	private volatile @Nullable String lostTo;
+
+	private volatile boolean acquired;
+
+	InstanceLeaseKeeper(DecisionLog log, String idPrefix, String instanceId, Duration leaseTimeout, Duration staleAge,
+			Duration decisionTimeout, InDoubtResolver resolver, LongSupplier clock) {
+		this.log = log;
+		this.idPrefix = idPrefix;
+		this.instanceId = instanceId;
+		this.owner = idPrefix + "." + instanceId;
+		this.leaseTimeout = leaseTimeout;
+		this.staleAge = staleAge;
+		this.decisionTimeout = decisionTimeout;
+		this.resolver = resolver;
+		this.clock = clock;
+		// Two threads: a long takeover must never delay the renewal of this instance's own lease.
+		this.scheduler = Executors.newScheduledThreadPool(2, (runnable) -> {
+			Thread thread = new Thread(runnable, "tandem-lease-" + this.owner);
+			thread.setDaemon(true);
+			return thread;
+		});
+	}
+
+	private Duration renewInterval() {
+		return this.leaseTimeout.dividedBy(3);
+	}
+
+	/**
+	 * Takes this instance's lease, waiting for a previous run's lease to expire.
+	 * @throws DuplicateInstanceException if a running instance renews the lease meanwhile
+	 * @throws TandemException if the lease stays claimed by a claimant longer than two lease
+	 *     timeouts, or the wait is interrupted
+	 * @throws DecisionLogException if the decision log cannot be reached
+	 */
+	void acquire() {
+		long deadline = this.clock.getAsLong() + 2 * this.leaseTimeout.toMillis() + this.decisionTimeout.toMillis();
+		InstanceLease first = null;
+		while (true) {
+			InstanceLease lease = this.log.renewLease(this.idPrefix, this.instanceId, this.incarnation,
+					this.leaseTimeout, this.decisionTimeout);
+			if (lease.isHeldBy(this.incarnation)) {
+				this.acquired = true;
+				logger.info("Instance {} holds its lease (timeout {}, incarnation {})", this.owner, this.leaseTimeout,
+						this.incarnation);
+				// Renewed from now on: the rest of the start-up (marker topics, recovery) may take longer than the lease.
+				long period = renewInterval().toMillis();
+				this.scheduler.scheduleWithFixedDelay(this::renewQuietly, period, period, TimeUnit.MILLISECONDS);
+				return;
+			}
+			if (lease.isClaimed()) {
+				logger.info("The lease of {} is claimed by {}, which is taking over its transactions; waiting for it to "
+						+ "finish", this.owner, lease.claimedBy());
+			}
+			else if (first == null) {
+				first = lease;
+				logger.info("The lease of {} is held by another run (incarnation {}) until {}; waiting to see whether it "
+						+ "is renewed (a running instance) or expires (a run that died)", this.owner, lease.incarnation(),
+						Instant.ofEpochMilli(lease.expiresAtMs()));
+			}
+			else if (!lease.incarnation().equals(first.incarnation()) || lease.expiresAtMs() > first.expiresAtMs()) {
+				throw new DuplicateInstanceException(this.owner, "Instance id '" + this.instanceId + "' (owner "
+						+ this.owner + ") is in use by a running instance: its lease was renewed while this one waited "
+						+ "(incarnation " + lease.incarnation() + ", now until " + Instant.ofEpochMilli(lease.expiresAtMs())
+						+ "). Every running instance needs its own instance id.");
+			}
+			long now = this.clock.getAsLong();
+			if (now > deadline) {
+				throw new TandemException("The lease of " + this.owner + " was not free within "
+						+ this.leaseTimeout.multipliedBy(2) + ": " + lease);
+			}
+			long untilExpiry = lease.isClaimed() ? Long.MAX_VALUE : lease.expiresAtMs() - now + 50;
+			sleep(Math.max(50, Math.min(renewInterval().toMillis(), untilExpiry)));
+		}
+	}
+
+	private static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new TandemException("Interrupted while waiting for the instance lease", ex);
+		}
+	}
+
+	/**
+	 * Starts taking over expired instances and watching stale decisions, every third of the lease
+	 * timeout (the lease itself is renewed since {@link #acquire()}).
+	 */
+	void start() {
+		long period = renewInterval().toMillis();
+		this.scheduler.scheduleWithFixedDelay(this::watch, period, period, TimeUnit.MILLISECONDS);
+	}
+
+	private void renewQuietly() {
+		try {
+			renew();
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not renew the lease of {}, retrying in {}: {}", this.owner, renewInterval(), ex.toString());
+		}
+	}
+
+	private void watch() {
+		try {
+			if (this.lostTo == null) {
+				takeOverExpired();
+			}
+			watchStaleDecisions();
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Takeover and stale-decision checks of {} failed, retrying in {}: {}", this.owner,
+					renewInterval(), ex.toString());
+		}
+	}
+
+	private void renew() {
+		if (this.lostTo != null) {
+			return;
+		}
+		InstanceLease lease = this.log.renewLease(this.idPrefix, this.instanceId, this.incarnation, this.leaseTimeout,
+				this.decisionTimeout);
+		if (!lease.isHeldBy(this.incarnation)) {
+			this.lostTo = lease.isClaimed() ? lease.claimedBy() : "run " + lease.incarnation();
+			logger.error("Instance {} lost its lease to {}: it was taken for dead (its lease expired unrenewed). It begins "
+					+ "no transaction any more; restart it", this.owner, this.lostTo);
+		}
+	}
+
+	private void takeOverExpired() {
+		long now = this.clock.getAsLong();
+		List<InstanceLease> leases = this.log.leases(this.decisionTimeout);
+		for (InstanceLease lease : leases) {
+			if (!lease.idPrefix().equals(this.idPrefix) || lease.owner().equals(this.owner)
+					|| !isTakeOverCandidate(lease, leases, now)) {
+				continue;
+			}
+			InstanceLease claimed = this.log.claimLease(lease.owner(), this.owner, this.decisionTimeout);
+			if (claimed != null && this.owner.equals(claimed.claimedBy())) {
+				this.resolver.takeOver(claimed);
+			}
+		}
+	}
+
+	private boolean isTakeOverCandidate(InstanceLease lease, List<InstanceLease> leases, long now) {
+		String claimant = lease.claimedBy();
+		if (claimant == null) {
+			return lease.isExpiredAt(now);
+		}
+		if (lease.takenOver()) {
+			return false;
+		}
+		if (claimant.equals(this.owner)) {
+			return true; // claimed earlier, not finished (for example this instance restarted meanwhile)
+		}
+		return leases.stream()
+			.noneMatch((other) -> other.owner().equals(claimant) && !other.isClaimed() && !other.isExpiredAt(now));
+	}
+
+	private void watchStaleDecisions() {
+		long now = this.clock.getAsLong();
+		List<StaleDecision> found = new ArrayList<>();
+		for (Decision decision : this.log.allInDoubt(this.decisionTimeout)) {
+			long age = now - decision.decidedAtMs();
+			if (age > this.staleAge.toMillis()) {
+				found.add(new StaleDecision(decision.transactionId(), decision.owner(), decision.decidedAtMs(), age));
+				if (this.reportedStale.add(decision.transactionId())) {
+					logger.warn("Decided transaction {} of {} has not completed for {} s: its owner is down or cannot reach "
+							+ "a cluster; if the owner never returns and no instance of its app takes it over, its brokers "
+							+ "abort it at transaction.timeout.ms (a heuristic outcome)", decision.transactionId(),
+							decision.owner(), age / 1000);
+				}
+			}
+		}
+		this.reportedStale.retainAll(found.stream().map(StaleDecision::transactionId).toList());
+		this.stale = List.copyOf(found);
+	}
+
+	/** Returns the stale decisions of every owner seen by the last check. */
+	List<StaleDecision> staleDecisions() {
+		return this.stale;
+	}
+
+	/** Returns who took this instance's lease, or null while it holds it. */
+	@Nullable String lostTo() {
+		return this.lostTo;
+	}
+
+	/** Stops the periodic work without releasing the lease (as a crashed process would). */
+	void abandon() {
+		this.scheduler.shutdownNow();
+	}
+
+	/** Stops the periodic work and releases the lease, so that a restart need not wait. */
+	@Override
+	public void close() {
+		this.scheduler.shutdownNow();
+		if (this.acquired && this.lostTo == null) {
+			try {
+				this.log.releaseLease(this.owner, this.incarnation, this.decisionTimeout);
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Could not release the lease of {} (a restart waits for it to expire): {}", this.owner,
+						ex.toString());
+			}
+		}
+	}
+
+}
