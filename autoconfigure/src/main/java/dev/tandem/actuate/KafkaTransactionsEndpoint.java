@@ -14,6 +14,7 @@ import dev.tandem.transaction.CrossClusterTransactionManager.TransactionInfo;
 import dev.tandem.transaction.DecisionLog;
 import dev.tandem.transaction.DecisionState;
 import dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome;
+import dev.tandem.transaction.StaleDecision;
 import dev.tandem.transaction.TransactionStatistics;
 
 /**
@@ -61,7 +62,9 @@ public class KafkaTransactionsEndpoint {
 				new Counts(snapshot.committed(), snapshot.committedOnePhase(), snapshot.aborted(), snapshot.inDoubt(),
 						snapshot.recovered(), snapshot.heuristic()),
 				snapshot.meanCommitMillis(), inFlight, this.manager.inDoubtCount(),
-				snapshot.recentHeuristics().stream().map(HeuristicDescriptor::of).toList());
+				snapshot.recentHeuristics().stream().map(HeuristicDescriptor::of).toList(),
+				this.manager.staleDecisions().stream().map(StaleDecisionDescriptor::of).toList(),
+				this.manager.leaseLostTo());
 	}
 
 	@ReadOperation
@@ -87,9 +90,30 @@ public class KafkaTransactionsEndpoint {
 	 * @param inFlight transactions begun and not ended, oldest first
 	 * @param inDoubt transactions awaiting recovery after a failed commit
 	 * @param recentHeuristics latest heuristic outcomes, newest first
+	 * @param staleDecisions decided but not completed transactions of any instance on the decision log,
+	 *     older than {@code tandem.transaction.stale-decision-age}, oldest first
+	 * @param leaseLostTo the instance that took this one's lease (it took this one for dead), or null
 	 */
 	public record TransactionsDescriptor(String owner, List<String> clusters, Counts counts, double meanCommitMillis,
-			List<TransactionDescriptor> inFlight, int inDoubt, List<HeuristicDescriptor> recentHeuristics) {
+			List<TransactionDescriptor> inFlight, int inDoubt, List<HeuristicDescriptor> recentHeuristics,
+			List<StaleDecisionDescriptor> staleDecisions, @Nullable String leaseLostTo) {
+	}
+
+	/**
+	 * A stale decision: decided, not completed, older than the stale-decision age.
+	 *
+	 * @param id the transaction id
+	 * @param owner the owning instance
+	 * @param decidedAt when it was decided
+	 * @param ageMs how long ago, milliseconds
+	 */
+	public record StaleDecisionDescriptor(String id, String owner, Instant decidedAt, long ageMs) {
+
+		static StaleDecisionDescriptor of(StaleDecision stale) {
+			return new StaleDecisionDescriptor(stale.transactionId(), stale.owner(),
+					Instant.ofEpochMilli(stale.decidedAtMs()), stale.ageMs());
+		}
+
 	}
 
 	/**

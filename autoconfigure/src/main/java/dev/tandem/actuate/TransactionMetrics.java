@@ -15,7 +15,8 @@ import dev.tandem.transaction.TransactionListener;
  * Micrometer meters of cross-cluster transactions: timer {@code tandem.transaction.commit}
  * (tag {@code phases}: {@code one} or {@code two}), counter {@code tandem.transaction.outcomes}
  * (tag {@code outcome}: committed, aborted, in_doubt, recovered, heuristic) and gauges
- * {@code tandem.transaction.in.doubt} and {@code tandem.transaction.in.flight}.
+ * {@code tandem.transaction.in.doubt}, {@code tandem.transaction.in.flight} and
+ * {@code tandem.transaction.decisions.stale}.
  *
  * @since 0.1.0
  */
@@ -55,6 +56,10 @@ public class TransactionMetrics implements TransactionListener {
 			.register(this.registry);
 		Gauge.builder("tandem.transaction.in.flight", manager, (m) -> m.activeTransactions().size())
 			.description("Transactions begun and not ended")
+			.register(this.registry);
+		Gauge.builder("tandem.transaction.decisions.stale", manager, (m) -> m.staleDecisions().size())
+			.description("Decided but not completed transactions of any instance on the decision log older than "
+					+ "tandem.transaction.stale-decision-age, as the last background check saw them")
 			.register(this.registry);
 	}
 

@@ -154,6 +154,53 @@ public class TandemProperties {
 		 */
 		private String markerTopic = "tandem-markers";
 
+		/**
+		 * How long this instance's lease in the decision log lasts unless renewed (renewed every
+		 * third of it). With the remote coordinator, when it expires another instance of the app
+		 * commits this instance's decided transactions and aborts its open ones; a restart after a
+		 * crash waits at most this long; a second running instance with the same instance id is
+		 * refused at start-up. 0 turns leases off.
+		 */
+		private Duration leaseTimeout = Duration.ofSeconds(10);
+
+		/**
+		 * Age past which a decided but not completed transaction of any instance is reported as
+		 * stale: a WARN, the tandem.transaction.decisions.stale gauge and the kafkatransactions
+		 * endpoint.
+		 */
+		private Duration staleDecisionAge = Duration.ofMinutes(1);
+
+		/**
+		 * Whether every cluster must answer at start-up. By default the app starts without a
+		 * cluster that is down (its health is DOWN, its marker topic and in-doubt transactions are
+		 * recovered in the background, and transactions that need it fail fast until it is back).
+		 */
+		private boolean requireAllClustersAtStart;
+
+		public boolean isRequireAllClustersAtStart() {
+			return this.requireAllClustersAtStart;
+		}
+
+		public void setRequireAllClustersAtStart(boolean requireAllClustersAtStart) {
+			this.requireAllClustersAtStart = requireAllClustersAtStart;
+		}
+
+		public Duration getLeaseTimeout() {
+			return this.leaseTimeout;
+		}
+
+		public void setLeaseTimeout(Duration leaseTimeout) {
+			this.leaseTimeout = leaseTimeout;
+		}
+
+		public Duration getStaleDecisionAge() {
+			return this.staleDecisionAge;
+		}
+
+		public void setStaleDecisionAge(Duration staleDecisionAge) {
+			this.staleDecisionAge = staleDecisionAge;
+		}
+
 		public boolean isEnabled() {
 			return this.enabled;
 		}

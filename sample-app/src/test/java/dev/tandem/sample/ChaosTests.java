@@ -52,7 +52,9 @@ import static org.awaitility.Awaitility.await;
  * <p>
  * Coordinator: the router uses the remote 3-peer coordinator on even repetitions of a fault and
  * its default embedded peer (whose Raft log must survive the router's {@code kill -9}) on odd
- * ones; {@link Fault#COORDINATOR_LEADER_KILL} always uses the remote one.
+ * ones; {@link Fault#COORDINATOR_LEADER_KILL}, {@link Fault#INSTANCE_NEVER_RETURNS} and
+ * {@link Fault#DUPLICATE_INSTANCE_ID} always use the remote one (takeover and the duplicate-id
+ * check need the log the instances share).
  * <p>
  * {@code mvn -B -Pchaos -pl sample-app verify -Dchaos.runs=40}; runs are spread evenly over the
  * faults. {@code -Dchaos.faults=HALT_MID_COMMIT,KILL_AT_RANDOM} picks faults,
@@ -116,7 +118,14 @@ class ChaosTests {
 
 		ROLLING_RESTART_WEST(Kind.INFRA, null, "controller and every broker of west restarted in turn"),
 
-		COORDINATOR_LEADER_KILL(Kind.INFRA, null, "coordinator leader peer kill -9, restarted later");
+		COORDINATOR_LEADER_KILL(Kind.INFRA, null, "coordinator leader peer kill -9, restarted later"),
+
+		INSTANCE_NEVER_RETURNS(Kind.APP, "AFTER_DECISION",
+				"router kill -9 (after prepare, after the decision or mid-commit, in turn); it never returns: a second "
+						+ "instance with its own id takes it over when its lease expires"),
+
+		DUPLICATE_INSTANCE_ID(Kind.INFRA, null,
+				"a second router with the running router's instance id starts: it must be refused at start-up");
 
 		final Kind kind;
 
@@ -256,7 +265,10 @@ class ChaosTests {
 	private static CompletableFuture<Run> prepare(int index, List<Fault> faults) {
 		Fault fault = faults.get(index % faults.size());
 		int repetition = index / faults.size();
-		Mode mode = (fault == Fault.COORDINATOR_LEADER_KILL || repetition % 2 == 0) ? Mode.REMOTE : Mode.EMBEDDED;
+		// Takeover and the duplicate-id check need the coordinator the instances share.
+		boolean remoteOnly = EnumSet.of(Fault.COORDINATOR_LEADER_KILL, Fault.INSTANCE_NEVER_RETURNS,
+				Fault.DUPLICATE_INSTANCE_ID).contains(fault);
+		Mode mode = (remoteOnly || repetition % 2 == 0) ? Mode.REMOTE : Mode.EMBEDDED;
 		Run run = new Run(index, fault, mode);
 		return CompletableFuture.supplyAsync(() -> {
 			run.prepare();
@@ -512,8 +524,9 @@ class ChaosTests {
 		private void appFault(Random random) throws Exception {
 			List<String> extra = new ArrayList<>();
 			int haltAt = 2 + random.nextInt(4);
-			if (this.fault.step != null) {
-				extra.add("--flights.halt-at-step=" + this.fault.step);
+			String step = haltStep();
+			if (step != null) {
+				extra.add("--flights.halt-at-step=" + step);
 				extra.add("--flights.halt-at-transaction=" + haltAt);
 			}
 			if (this.fault == Fault.HEURISTIC_TIMEOUT) {
@@ -522,14 +535,14 @@ class ChaosTests {
 			Process first = startRouter(this.standby, "a", extra);
 			// The second router's JVM starts now, so it is up when the first one dies.
 			this.standby = env.routers.launch(log("b"), false);
-			if (this.fault.step != null) {
+			if (step != null) {
 				await().atMost(TIMEOUT).pollInterval(POLL).until(() -> !first.isAlive() || done());
 				if (first.isAlive()) {
-					this.problems.add("router did not reach " + this.fault.step + " " + haltAt + " times (too few transactions)");
+					this.problems.add("router did not reach " + step + " " + haltAt + " times (too few transactions)");
 					return;
 				}
-				if (first.exitValue() != 137 || !Files.readString(log("a")).contains("HALT at " + this.fault.step)) {
-					this.problems.add("router exited " + first.exitValue() + " instead of halting at " + this.fault.step);
+				if (first.exitValue() != 137 || !Files.readString(log("a")).contains("HALT at " + step)) {
+					this.problems.add("router exited " + first.exitValue() + " instead of halting at " + step);
 					return;
 				}
 				mark("router a: start to halt");
@@ -547,10 +560,23 @@ class ChaosTests {
 				awaitBrokersAbortedTransactions();
 				mark("transaction timeout");
 			}
-			Process second = startRouter(this.standby, "b", List.of());
+			// An instance that never returns: the second router is another instance of the app.
+			String secondInstance = (this.fault == Fault.INSTANCE_NEVER_RETURNS) ? this.instanceId + "-other"
+					: this.instanceId;
+			Process second = startRouter(this.standby, "b", List.of(), secondInstance);
 			this.standby = null;
 			awaitDone(second);
-			mark("router b: start, recovery, rest");
+			mark((this.fault == Fault.INSTANCE_NEVER_RETURNS) ? "router b: takeover, rest"
+					: "router b: start, recovery, rest");
+		}
+
+		/** The protocol step the first router halts at; INSTANCE_NEVER_RETURNS takes three in turn. */
+		private @Nullable String haltStep() {
+			if (this.fault != Fault.INSTANCE_NEVER_RETURNS) {
+				return this.fault.step;
+			}
+			List<String> steps = List.of("AFTER_PREPARE", "AFTER_DECISION", "MID_COMMIT");
+			return steps.get(Math.floorMod(this.index / Fault.values().length, steps.size()));
 		}
 
 		private void infraFault(Random random) throws Exception {
@@ -579,6 +605,23 @@ class ChaosTests {
 								+ ((this.fault == Fault.LEADER_BROKER_KILL) ? "killed" : "stopped") + " and restarted");
 					}
 					case ROLLING_RESTART_WEST -> env.west.rollingRestart(Map.of());
+					case DUPLICATE_INSTANCE_ID -> {
+						ChaosEnvironment.Standby standby = env.routers.launch(log("dup"), false);
+						Process duplicate = startRouter(standby, "dup", List.of());
+						if (!duplicate.waitFor(2, TimeUnit.MINUTES)) {
+							this.problems.add("the router with a duplicate instance id did not stop within 2 minutes");
+						}
+						else if (duplicate.exitValue() == 0
+								|| !Files.readString(log("dup")).contains("tandem.transaction.instance-id")) {
+							this.problems.add("the router with a duplicate instance id exited " + duplicate.exitValue()
+									+ " without naming tandem.transaction.instance-id");
+						}
+						else {
+							this.notes.add("duplicate instance refused at start-up, naming tandem.transaction.instance-id");
+						}
+						this.routers.remove(duplicate);
+						this.incarnations.remove("dup");
+					}
 					case COORDINATOR_LEADER_KILL -> {
 						CoordinatorPeer leader = env.coordinatorLeader();
 						leader.kill();
@@ -618,12 +661,21 @@ class ChaosTests {
 		}
 
 		Process startRouter(ChaosEnvironment.Standby standby, String incarnation, List<String> extra) throws IOException {
+			return startRouter(standby, incarnation, extra, this.instanceId);
+		}
+
+		Process startRouter(ChaosEnvironment.Standby standby, String incarnation, List<String> extra, String instance)
+				throws IOException {
 			List<String> args = new ArrayList<>(List.of("--tandem.clusters.east.bootstrap-servers=" + env.east.bootstrap,
 					"--tandem.clusters.west.bootstrap-servers=" + env.west.bootstrapServers(),
 					"--tandem.clusters.east.consumer.max.poll.records=" + MAX_POLL,
 					// Static membership (KIP-345): a restarted router takes its partitions back at once
-					"--tandem.clusters.east.consumer.group.instance.id=" + this.instanceId,
-					"--tandem.transaction.slots=1", "--tandem.transaction.instance-id=" + this.instanceId,
+					"--tandem.clusters.east.consumer.group.instance.id=" + instance,
+					// A static member that never returns keeps its partitions until its session times out.
+					"--tandem.clusters.east.consumer.session.timeout.ms=6000",
+					"--tandem.transaction.slots=1", "--tandem.transaction.instance-id=" + instance,
+					// A restart after kill -9 waits at most this long for its previous run's lease.
+					"--tandem.transaction.lease-timeout=3s",
 					"--flights.group=" + this.group, "--flights.run-id=" + this.runId,
 					"--flights.input-topic=" + this.input, "--flights.output-topic=" + this.output,
 					"--flights.incarnation=" + incarnation, "--spring.main.web-application-type=none",

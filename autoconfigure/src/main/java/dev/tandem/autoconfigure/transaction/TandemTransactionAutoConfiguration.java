@@ -1,6 +1,6 @@
 package dev.tandem.autoconfigure.transaction;
 
-import java.util.Map;
+import java.time.Duration;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -104,13 +104,19 @@ public class TandemTransactionAutoConfiguration {
 			.slots(transaction.getSlots())
 			.transactionTimeout(transaction.getTimeout())
 			.commitTimeout(transaction.getCommitTimeout())
-			.decisionTimeout(transaction.getDecisionTimeout());
+			.decisionTimeout(transaction.getDecisionTimeout())
+			.leaseTimeout(transaction.getLeaseTimeout())
+			.staleDecisionAge(transaction.getStaleDecisionAge())
+			.requireAllClustersAtStart(transaction.isRequireAllClustersAtStart());
 		for (String cluster : clusters.names()) {
 			builder.cluster(cluster, clusters.producerConfig(cluster), clusters.consumerConfig(cluster),
 					clusters.adminConfig(cluster));
 		}
 		listeners.orderedStream().forEach(builder::listener);
 		hook.ifAvailable(builder::protocolHook);
+		// The reachability watch knows when a cluster lost all its brokers: a transaction needing it fails at once.
+		leaderCaches.ifAvailable((registry) -> builder
+			.clusterReachability((cluster) -> !registry.unreachableClients(cluster).isEmpty()));
 		leaderCaches.ifAvailable((registry) -> builder.producerCreated((cluster, producer) -> {
 			try {
 				registry.bind(cluster, producer);
@@ -132,6 +138,13 @@ public class TandemTransactionAutoConfiguration {
 		positive("tandem.transaction.commit-timeout", transaction.getCommitTimeout());
 		positive("tandem.transaction.decision-timeout", transaction.getDecisionTimeout());
 		positive("tandem.transaction.timeout", transaction.getTimeout());
+		positive("tandem.transaction.stale-decision-age", transaction.getStaleDecisionAge());
+		Duration lease = transaction.getLeaseTimeout();
+		if (lease.isNegative() || (!lease.isZero() && lease.toMillis() < 300)) {
+			throw new TandemConfigurationException("tandem.transaction.lease-timeout", "tandem.transaction.lease-timeout "
+					+ lease + " is too short: the lease is renewed every third of it.",
+					"Set tandem.transaction.lease-timeout to 300ms or more (10s by default), or 0 to turn leases off.");
+		}
 		if (transaction.getTimeout().toMillis() > Integer.MAX_VALUE) {
 			throw new TandemConfigurationException("tandem.transaction.timeout", "tandem.transaction.timeout "
 					+ transaction.getTimeout() + " exceeds what Kafka's transaction.timeout.ms can hold.",
