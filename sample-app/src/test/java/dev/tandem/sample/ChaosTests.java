@@ -270,6 +270,7 @@ class ChaosTests {
 				Fault.DUPLICATE_INSTANCE_ID).contains(fault);
 		Mode mode = (remoteOnly || repetition % 2 == 0) ? Mode.REMOTE : Mode.EMBEDDED;
 		Run run = new Run(index, fault, mode);
+		run.repetition = repetition;
 		return CompletableFuture.supplyAsync(() -> {
 			run.prepare();
 			return run;
@@ -424,6 +425,9 @@ class ChaosTests {
 
 		InputLoader.Loaded loaded;
 
+		/** How many runs of the same fault came before this one. */
+		int repetition;
+
 		double seconds;
 
 		private long mark = System.nanoTime();
@@ -576,7 +580,7 @@ class ChaosTests {
 				return this.fault.step;
 			}
 			List<String> steps = List.of("AFTER_PREPARE", "AFTER_DECISION", "MID_COMMIT");
-			return steps.get(Math.floorMod(this.index / Fault.values().length, steps.size()));
+			return steps.get(this.repetition % steps.size());
 		}
 
 		private void infraFault(Random random) throws Exception {
