@@ -54,36 +54,48 @@ import dev.tandem.test.LatencyProxy;
  * each switch one unmeasured leadership move warms the restarted brokers up. Within a trial
  * the order of the scenarios rotates.
  * <p>
+ * With {@code --rtt} the clients reach every broker through a {@code LatencyProxy} of
+ * {@code tandem-test} ({@link KafkaProcessCluster.Builder#latencyProxies(boolean)}) that delays
+ * each direction by half the round trip time, while replication and the controller's traffic
+ * stay direct, as for clients in another zone or region than the brokers. Every scenario runs at
+ * every round trip time in one run, the order of round trip times rotated per trial, with the
+ * same clients and the same cluster, so ratios pair up across clients within a disturbance.
+ * The proxies also count the client connections accepted during each disturbance: none during
+ * a leadership move means no connection set-up is on that failover path.
+ * <p>
  * For every disturbance and client it reports produce latency p50, p99, p99.9 and max of the
  * records sent from the start of the disturbance to the end of the observation window, and
  * the time to recover (from the start of the disturbance to the acknowledgement of the last
  * record slower than 3x the client's p99 before it, at least 50 ms); then per client the
- * median and range over trials, and the median of per-trial ratios against {@code defaults}.
+ * median and range over trials, and per-trial ratios against {@code defaults} with their
+ * range and sign count ({@link FailoverReport}).
  * <p>
  * Arguments ({@code --name value}): {@code --data} flights JSON file (required),
  * {@code --legacy-jar} kafka-clients 3.6.x jar (required for {@code legacy}),
  * {@code --report-dir} (default {@code .}), {@code --trials} per broker setting (5),
- * {@code --scenarios} ({@code move,shutdown,kill}), {@code --clients} (all five),
- * {@code --brokers} ({@code tuned,stock}), {@code --rate} records per second per client
- * (100), {@code --partitions} (100), {@code --settle-ms} (30000), {@code --observe-ms} (5000;
- * for {@code kill} at least {@code broker.session.timeout.ms} + 5000), {@code --warmup-moves}
- * unmeasured leadership moves at start and after each switch of broker settings (1),
- * {@code --broker-heap} (1g), {@code --clean-p99-ms} (250): trials where a producer's p99
- * before the disturbance exceeded this are marked noisy and left out of the medians if any
- * trial is clean.
+ * {@code --scenarios} ({@code move,shutdown,kill}), {@code --move-repeats} leadership moves
+ * per trial and round trip time (1), {@code --clients} ({@code defaults,tandem,legacy,
+ * defaults-consumer,tandem-consumer}; also {@code defaults-acks1}, {@code tandem-acks1} and
+ * {@code legacy-acks1}, producers with {@code acks=1}, and {@code tandem-without-<key>}, the
+ * profile without one setting), {@code --brokers} ({@code tuned,stock}), {@code --rtt} round
+ * trip times in ms, such as {@code 0,10,40} (none: clients connect directly),
+ * {@code --jitter-ms} extra one-way delay bound (0), {@code --rate} records per second per
+ * client (100), {@code --partitions} (100), {@code --settle-ms} (30000), {@code --observe-ms}
+ * (5000; for {@code kill} at least {@code broker.session.timeout.ms} + 5000),
+ * {@code --warmup-moves} unmeasured leadership moves at start and after each switch of broker
+ * settings (1), {@code --broker-heap} (1g), {@code --clean-p99-ms} (250, plus the round trip
+ * time): trials where a producer's p99 before the disturbance exceeded this are marked noisy
+ * and left out of the medians if any trial is clean, {@code --budget-minutes} (0 = none): no
+ * disturbance starts that could end after this time, the report covers what ran.
  * <p>
- * The bench is its own load: four broker JVMs and five clients keep two cores at a load
- * average of 8-15. At 500 records/s per client every trial was noisy (steady p50 500-700 ms
- * before any disturbance), hence the defaults of 100 records/s and a 30 s settle (steady p50
- * 10-60 ms, p99 40-230 ms; 15 of 30 trials clean in the run of 2026-12-01).
- * <p>
- * The real run (about 36 minutes on two otherwise idle cores; check {@code uptime} first: the
- * numbers mean nothing on a busy machine):
+ * The bench is its own load: four broker JVMs and the clients keep two cores busy, so run it
+ * on an otherwise idle machine (check {@code uptime}) and keep the rate low; the figures of
+ * past runs, with their commands, are in {@code docs/benchmarks.md}.
  * <pre class="code">
- * mvn -B -Pbench -pl bench -am -DskipTests verify -Dbench.args="--trials 5"
+ * mvn -B -Pbench -pl bench -am -DskipTests verify -Dbench.args="--trials 4 --move-repeats 2 --rtt 0,10,40 --brokers tuned --settle-ms 10000 --budget-minutes 23"
  * </pre>
- * A smoke run that only proves the harness works (about 4 minutes):
- * {@code -Dbench.args="--trials 1 --settle-ms 1000 --observe-ms 2000 --rate 100 --partitions 12"}.
+ * A smoke run that only proves the harness works (about 2 minutes):
+ * {@code -Dbench.args="--trials 1 --rtt 0,40 --brokers tuned --settle-ms 2000 --observe-ms 2000 --partitions 12 --budget-minutes 2"}.
  *
  * @author Tandem
  * @since 0.1.0
