@@ -53,7 +53,7 @@ import org.slf4j.LoggerFactory;
  * <b>Faults</b> for tests: {@link #dropConnections()} resets every open connection (both peers
  * see a connection reset, as after a crash of the path); {@link #stall()} holds every byte,
  * on open and new connections, until {@link #resume()} (a peer that went silent without
- * closing: a frozen process or a network partition); {@link #dropResponse(int)} discards one
+ * closing: a frozen process or a network partition, which also hides a peer's close or crash); {@link #dropResponse(int)} discards one
  * Kafka response frame and silences that connection's responses from then on (a lost reply on
  * a hung connection: the client's {@code request.timeout.ms} path). A connection accepted while
  * the target refuses connections is closed at once, so the client sees a disconnect right after
@@ -259,7 +259,10 @@ public final class LatencyProxy implements AutoCloseable {
 	/**
 	 * Hold every byte, in both directions, on open connections and on connections accepted
 	 * from now on, until {@link #resume()}; connections stay open. Bytes keep being read until
-	 * the buffer bound is reached, then TCP flow control stops the senders.
+	 * the buffer bound is reached, then TCP flow control stops the senders. The end of a stream
+	 * and a reset by either peer are held too (a partitioned path carries no news): the other
+	 * peer learns of them on {@link #resume()}. Only {@link #dropConnections()} and
+	 * {@link #close()} reset connections while stalled.
 	 * @since 0.1.0
 	 */
 	public void stall() {
@@ -515,7 +518,17 @@ public final class LatencyProxy implements AutoCloseable {
 					}
 				}
 			}
-			catch (IOException | InterruptedException ex) {
+			catch (IOException ex) {
+				// a reset is news from the peer too: a stalled path delivers it only on resume
+				try {
+					awaitNotStalled(this);
+				}
+				catch (InterruptedException interrupted) {
+					Thread.currentThread().interrupt();
+				}
+				abort();
+			}
+			catch (InterruptedException ex) {
 				abort();
 			}
 		}
