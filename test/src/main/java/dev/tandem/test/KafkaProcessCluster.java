@@ -1253,7 +1253,8 @@ public final class KafkaProcessCluster implements AutoCloseable {
 		 * replicate and talk to the controller directly on {@code PLAINTEXT}, as do
 		 * {@link KafkaProcessCluster#admin()} and {@link KafkaProcessCluster#bootstrapServers()}.
 		 * The proxies start with no delay. The proxies run in this JVM, so its garbage
-		 * collection pauses delay client traffic too.
+		 * collection pauses delay client traffic too. {@link EmbeddedKafkaClusters} has no
+		 * equivalent: Kafka's test kit binds and advertises its listeners itself.
 		 * @param latencyProxies {@code true} for proxies; default {@code false}
 		 * @return this builder
 		 * @since 0.1.0
