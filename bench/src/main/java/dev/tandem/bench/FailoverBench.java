@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -17,7 +16,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.function.ToLongFunction;
 
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.ElectionType;
@@ -25,9 +23,9 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.utils.AppInfoParser;
 
-import dev.tandem.bench.LatencyLog.WindowStats;
 import dev.tandem.failover.FailoverProfile;
 import dev.tandem.test.KafkaProcessCluster;
+import dev.tandem.test.LatencyProxy;
 
 /**
  * The KIP-951 scenario: a 3-broker cluster, a topic of 100 partitions with replication
@@ -56,36 +54,48 @@ import dev.tandem.test.KafkaProcessCluster;
  * each switch one unmeasured leadership move warms the restarted brokers up. Within a trial
  * the order of the scenarios rotates.
  * <p>
+ * With {@code --rtt} the clients reach every broker through a {@code LatencyProxy} of
+ * {@code tandem-test} ({@link KafkaProcessCluster.Builder#latencyProxies(boolean)}) that delays
+ * each direction by half the round trip time, while replication and the controller's traffic
+ * stay direct, as for clients in another zone or region than the brokers. Every scenario runs at
+ * every round trip time in one run, the order of round trip times rotated per trial, with the
+ * same clients and the same cluster, so ratios pair up across clients within a disturbance.
+ * The proxies also count the client connections accepted during each disturbance: none during
+ * a leadership move means no connection set-up is on that failover path.
+ * <p>
  * For every disturbance and client it reports produce latency p50, p99, p99.9 and max of the
  * records sent from the start of the disturbance to the end of the observation window, and
  * the time to recover (from the start of the disturbance to the acknowledgement of the last
  * record slower than 3x the client's p99 before it, at least 50 ms); then per client the
- * median and range over trials, and the median of per-trial ratios against {@code defaults}.
+ * median and range over trials, and per-trial ratios against {@code defaults} with their
+ * range and sign count ({@link FailoverReport}).
  * <p>
  * Arguments ({@code --name value}): {@code --data} flights JSON file (required),
  * {@code --legacy-jar} kafka-clients 3.6.x jar (required for {@code legacy}),
  * {@code --report-dir} (default {@code .}), {@code --trials} per broker setting (5),
- * {@code --scenarios} ({@code move,shutdown,kill}), {@code --clients} (all five),
- * {@code --brokers} ({@code tuned,stock}), {@code --rate} records per second per client
- * (100), {@code --partitions} (100), {@code --settle-ms} (30000), {@code --observe-ms} (5000;
- * for {@code kill} at least {@code broker.session.timeout.ms} + 5000), {@code --warmup-moves}
- * unmeasured leadership moves at start and after each switch of broker settings (1),
- * {@code --broker-heap} (1g), {@code --clean-p99-ms} (250): trials where a producer's p99
- * before the disturbance exceeded this are marked noisy and left out of the medians if any
- * trial is clean.
+ * {@code --scenarios} ({@code move,shutdown,kill}), {@code --move-repeats} leadership moves
+ * per trial and round trip time (1), {@code --clients} ({@code defaults,tandem,legacy,
+ * defaults-consumer,tandem-consumer}; also {@code defaults-acks1}, {@code tandem-acks1} and
+ * {@code legacy-acks1}, producers with {@code acks=1}, and {@code tandem-without-<key>}, the
+ * profile without one setting), {@code --brokers} ({@code tuned,stock}), {@code --rtt} round
+ * trip times in ms, such as {@code 0,10,40} (none: clients connect directly),
+ * {@code --jitter-ms} extra one-way delay bound (0), {@code --rate} records per second per
+ * client (100), {@code --partitions} (100), {@code --settle-ms} (30000), {@code --observe-ms}
+ * (5000; for {@code kill} at least {@code broker.session.timeout.ms} + 5000),
+ * {@code --warmup-moves} unmeasured leadership moves at start and after each switch of broker
+ * settings (1), {@code --broker-heap} (1g), {@code --clean-p99-ms} (250, plus the round trip
+ * time): trials where a producer's p99 before the disturbance exceeded this are marked noisy
+ * and left out of the medians if any trial is clean, {@code --budget-minutes} (0 = none): no
+ * disturbance starts that could end after this time, the report covers what ran.
  * <p>
- * The bench is its own load: four broker JVMs and five clients keep two cores at a load
- * average of 8-15. At 500 records/s per client every trial was noisy (steady p50 500-700 ms
- * before any disturbance), hence the defaults of 100 records/s and a 30 s settle (steady p50
- * 10-60 ms, p99 40-230 ms; 15 of 30 trials clean in the run of 2026-12-01).
- * <p>
- * The real run (about 36 minutes on two otherwise idle cores; check {@code uptime} first: the
- * numbers mean nothing on a busy machine):
+ * The bench is its own load: four broker JVMs and the clients keep two cores busy, so run it
+ * on an otherwise idle machine (check {@code uptime}) and keep the rate low; the figures of
+ * past runs, with their commands, are in {@code docs/benchmarks.md}.
  * <pre class="code">
- * mvn -B -Pbench -pl bench -am -DskipTests verify -Dbench.args="--trials 5"
+ * mvn -B -Pbench -pl bench -am -DskipTests verify -Dbench.args="--trials 4 --move-repeats 2 --rtt 0,10,40 --brokers tuned --settle-ms 10000 --budget-minutes 23"
  * </pre>
- * A smoke run that only proves the harness works (about 4 minutes):
- * {@code -Dbench.args="--trials 1 --settle-ms 1000 --observe-ms 2000 --rate 100 --partitions 12"}.
+ * A smoke run that only proves the harness works (about 2 minutes):
+ * {@code -Dbench.args="--trials 1 --rtt 0,40 --brokers tuned --settle-ms 2000 --observe-ms 2000 --partitions 12 --budget-minutes 2"}.
  *
  * @author Tandem
  * @since 0.1.0
@@ -93,8 +103,6 @@ import dev.tandem.test.KafkaProcessCluster;
 public final class FailoverBench {
 
 	private static final String TOPIC = "kip951";
-
-	private static final long MIN_SLOW_MICROS = 50_000;
 
 	private final Map<String, String> options;
 
@@ -127,18 +135,27 @@ public final class FailoverBench {
 		Path data = Path.of(required("data"));
 		FlightRecords records = FlightRecords.read(data);
 		int trials = intOption("trials", 5);
+		int moveRepeats = intOption("move-repeats", 1);
 		int rate = intOption("rate", 100);
 		int partitions = intOption("partitions", 100);
 		List<String> scenarios = List.of(option("scenarios", "move,shutdown,kill").split(","));
 		List<String> clientNames = List.of(
 				option("clients", "defaults,tandem,legacy,defaults-consumer,tandem-consumer").split(","));
 		List<String> settings = List.of(option("brokers", "tuned,stock").split(","));
+		boolean proxies = this.options.containsKey("rtt");
+		List<Integer> rtts = rtts(option("rtt", "0"));
+		Duration jitter = Duration.ofMillis(intOption("jitter-ms", 0));
+		Duration budget = Duration.ofMinutes(intOption("budget-minutes", 0));
 		settings.forEach(FailoverBench::brokerSettings);
 		scenarios.forEach((scenario) -> {
 			if (!List.of("move", "shutdown", "kill").contains(scenario)) {
 				throw new IllegalArgumentException("--scenarios takes move, shutdown and/or kill, not " + scenario);
 			}
 		});
+		if (trials < 1 || moveRepeats < 1) {
+			throw new IllegalArgumentException("--trials and --move-repeats must be at least 1");
+		}
+		clientNames.forEach(FailoverBench::profileOf);
 		List<String> brokerJvm = List.of("-Xms" + option("broker-heap", "1g"), "-Xmx" + option("broker-heap", "1g"),
 				"-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
 				"-XX:+ExplicitGCInvokesConcurrent", "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true");
@@ -151,7 +168,12 @@ public final class FailoverBench {
 				+ AppInfoParser.getVersion() + ", JVM " + String.join(" ", brokerJvm) + ")");
 		line("Records: " + records.size() + " flights from " + data + "; " + rate + " records/s per client, "
 				+ partitions + " partitions, RF 3, min.insync.replicas 2, acks=all, idempotent; " + trials
-				+ " trials per scenario and broker setting");
+				+ " trials per scenario, round trip time and broker setting" + ((moveRepeats > 1)
+						? " (" + moveRepeats + " leadership moves per trial)" : ""));
+		line("Network: " + (proxies ? "clients reach every broker through a LatencyProxy (tandem-test) adding "
+				+ "RTT/2 each way" + (jitter.isZero() ? "" : " plus up to " + jitter.toMillis() + " ms jitter")
+				+ ", in the order " + rtts + " rotated per trial; replication and controller traffic direct"
+				: "loopback, no proxy"));
 		line("");
 		List<String> order = settingsOrder(settings, trials);
 		progress("Starting 3-broker cluster (" + order.get(0) + ": " + brokerSettings(order.get(0)) + ")");
@@ -160,9 +182,13 @@ public final class FailoverBench {
 			.brokerProperties(brokerSettings(order.get(0)))
 			.jvmOptions(brokerJvm)
 			.operationTimeout(Duration.ofMinutes(3))
+			.latencyProxies(proxies)
 			.build()
 			.start()) {
 			cluster.createTopic(TOPIC, partitions, (short) 3);
+			if (proxies) {
+				cluster.clientLatency(oneWay(rtts.get(0)), jitter);
+			}
 			Map<String, LatencyLog> logs = new LinkedHashMap<>();
 			List<AutoCloseable> running = new ArrayList<>();
 			String legacyVersion = null;
@@ -170,30 +196,30 @@ public final class FailoverBench {
 				LatencyLog log = new LatencyLog();
 				logs.put(client, log);
 				switch (client) {
-					case "defaults" -> running.add(producer(client, FailoverProfile.none(), cluster, partitions, rate,
-							records, log));
-					case "tandem" -> running.add(producer(client, FailoverProfile.standard(), cluster, partitions,
-							rate, records, log));
-					case "legacy" -> {
-						LegacyProducer legacy = new LegacyProducer(Path.of(required("legacy-jar")),
-								cluster.bootstrapServers(), TOPIC, partitions, rate, data, log);
+					case "legacy", "legacy-acks1" -> {
+						LegacyProducer legacy = new LegacyProducer(Path.of(required("legacy-jar")), client,
+								acksOf(client), cluster.clientBootstrapServers(), TOPIC, partitions, rate, data, log);
 						running.add(legacy);
 						legacyVersion = legacy.awaitReady();
 					}
-					case "defaults-consumer" -> running.add(new ConsumerLoop(client,
-							FailoverProfile.none().consumerProperties(consumerProperties(cluster, client)), TOPIC,
-							partitions, log));
-					case "tandem-consumer" -> running.add(new ConsumerLoop(client,
-							FailoverProfile.standard().consumerProperties(consumerProperties(cluster, client)), TOPIC,
-							partitions, log));
-					default -> throw new IllegalArgumentException("Unknown client " + client);
+					case "defaults-consumer", "tandem-consumer" -> running.add(new ConsumerLoop(client,
+							profileOf(client).consumerProperties(clientProperties(cluster, client)), TOPIC, partitions,
+							log));
+					default -> {
+						Map<String, Object> properties = clientProperties(cluster, client);
+						properties.putAll(acksOf(client));
+						running.add(new ProducerLoop(client, profileOf(client).producerProperties(properties), TOPIC,
+								partitions, rate, records, log::add)
+							.start());
+					}
 				}
 			}
 			long settleMs = intOption("settle-ms", 30000);
 			TimeUnit.MILLISECONDS.sleep(settleMs * 2);
-			List<Event> events = new ArrayList<>();
+			List<FailoverEvent> events = new ArrayList<>();
 			String current = null;
-			for (int block = 0; block < order.size(); block++) {
+			long longestEventNanos = 0;
+			runs: for (int block = 0; block < order.size(); block++) {
 				String setting = order.get(block);
 				if (!setting.equals(current)) {
 					if (current != null) {
@@ -205,9 +231,37 @@ public final class FailoverBench {
 					warmUp(cluster, partitions, settleMs);
 				}
 				int trial = block / settings.size() + 1;
-				for (int i = 0; i < scenarios.size(); i++) {
-					String scenario = scenarios.get((i + block) % scenarios.size());
-					events.add(disturb(cluster, setting, scenario, trial, partitions, settleMs));
+				for (int r = 0; r < rtts.size(); r++) {
+					int rtt = rtts.get((r + block) % rtts.size());
+					if (proxies) {
+						cluster.clientLatency(oneWay(rtt), jitter);
+					}
+					List<String> disturbances = new ArrayList<>();
+					for (String scenario : scenarios) {
+						for (int i = 0; i < (scenario.equals("move") ? moveRepeats : 1); i++) {
+							disturbances.add(scenario);
+						}
+					}
+					Collections.rotate(disturbances, block + r);
+					int moves = 0;
+					for (String scenario : disturbances) {
+						long elapsed = System.nanoTime() - benchStarted;
+						if (!budget.isZero() && elapsed + longestEventNanos + TimeUnit.SECONDS.toNanos(30) > budget.toNanos()) {
+							progress("Time budget of " + budget.toMinutes() + " min reached after "
+									+ TimeUnit.NANOSECONDS.toSeconds(elapsed) + " s: no more disturbances");
+							line("Stopped by the time budget (--budget-minutes " + budget.toMinutes() + ") in trial "
+									+ trial + ", before " + scenario + " at RTT " + rtt + " ms");
+							line("");
+							break runs;
+						}
+						String label = Integer.toString(trial);
+						if (scenario.equals("move") && moveRepeats > 1) {
+							label += "." + (++moves);
+						}
+						long started = System.nanoTime();
+						events.add(disturb(cluster, setting, rtt, scenario, label, partitions, settleMs, proxies));
+						longestEventNanos = Math.max(longestEventNanos, System.nanoTime() - started);
+					}
 				}
 			}
 			for (AutoCloseable client : running) {
@@ -217,14 +271,21 @@ public final class FailoverBench {
 					+ "; load average " + loadAverage() + " at the end; run took "
 					+ Duration.ofNanos(System.nanoTime() - benchStarted).toSeconds() + " s");
 			line("");
+			FailoverReport report = new FailoverReport(this::line, intOption("clean-p99-ms", 250) * 1000L, logs);
 			for (String setting : settings) {
 				line("## Brokers " + setting + " " + brokerSettings(setting));
 				line("");
-				for (String scenario : scenarios) {
-					report(scenario, events.stream()
-						.filter((event) -> event.setting().equals(setting) && event.scenario().equals(scenario))
-						.toList(), logs);
+				for (int rtt : rtts) {
+					for (String scenario : scenarios) {
+						report.section(setting, rtt, scenario, events.stream()
+							.filter((event) -> event.setting().equals(setting) && event.rttMs() == rtt
+									&& event.scenario().equals(scenario))
+							.toList());
+					}
 				}
+			}
+			for (String setting : settings) {
+				report.summary(setting);
 			}
 		}
 		Path reportDir = Path.of(option("report-dir", "."));
@@ -233,6 +294,62 @@ public final class FailoverBench {
 				+ LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".md");
 		Files.writeString(file, this.report);
 		System.out.println("Report written to " + file);
+	}
+
+	private static List<Integer> rtts(String text) {
+		List<Integer> rtts = new ArrayList<>();
+		for (String part : text.split(",")) {
+			int rtt;
+			try {
+				rtt = Integer.parseInt(part.trim());
+			}
+			catch (NumberFormatException ex) {
+				throw new IllegalArgumentException("--rtt takes round trip times in ms such as 0,10,40, not '" + text
+						+ "'", ex);
+			}
+			if (rtt < 0 || rtt > 2 * LatencyProxy.MAX_DELAY.toMillis()) {
+				throw new IllegalArgumentException("--rtt values must be between 0 and "
+						+ 2 * LatencyProxy.MAX_DELAY.toMillis() + " ms, not " + rtt);
+			}
+			rtts.add(rtt);
+		}
+		return rtts;
+	}
+
+	private static Duration oneWay(int rttMs) {
+		return Duration.ofNanos(TimeUnit.MILLISECONDS.toNanos(rttMs) / 2);
+	}
+
+	/**
+	 * The profile of a client: {@code defaults} and {@code defaults-consumer} none,
+	 * {@code tandem} and {@code tandem-consumer} the standard one, {@code tandem-without-<key>}
+	 * the standard one without that setting (to measure what one value contributes).
+	 */
+	private static FailoverProfile profileOf(String client) {
+		return switch (client) {
+			case "defaults", "defaults-consumer", "legacy", "defaults-acks1", "legacy-acks1" -> FailoverProfile.none();
+			case "tandem", "tandem-consumer", "tandem-acks1" -> FailoverProfile.standard();
+			default -> {
+				String prefix = "tandem-without-";
+				if (client.startsWith(prefix)
+						&& FailoverProfile.standard().setting(client.substring(prefix.length())) != null) {
+					yield FailoverProfile.standard().withoutSetting(client.substring(prefix.length()));
+				}
+				throw new IllegalArgumentException("Unknown client " + client + "; --clients takes defaults, tandem, "
+						+ "legacy, defaults-consumer, tandem-consumer, defaults-acks1, tandem-acks1, legacy-acks1 and "
+						+ "tandem-without-<a key of FailoverProfile>");
+			}
+		};
+	}
+
+	/**
+	 * The {@code -acks1} producers send with {@code acks=1} (so without idempotence): the
+	 * leader acknowledges without waiting for its followers, so their latency shows the
+	 * client's own way to the new leader without the followers' switch-over that bounds an
+	 * {@code acks=all} send.
+	 */
+	private static Map<String, String> acksOf(String client) {
+		return client.endsWith("-acks1") ? Map.of("acks", "1", "enable.idempotence", "false") : Map.of();
 	}
 
 	private String required(String name) {
@@ -289,11 +406,12 @@ public final class FailoverBench {
 		}
 	}
 
-	private Event disturb(KafkaProcessCluster cluster, String setting, String scenario, int trial, int partitions,
-			long settleMs) throws Exception {
+	private FailoverEvent disturb(KafkaProcessCluster cluster, String setting, int rtt, String scenario, String trial,
+			int partitions, long settleMs, boolean proxies) throws Exception {
 		awaitFullIsr(cluster, partitions);
 		TimeUnit.MILLISECONDS.sleep(settleMs);
 		long observeMs = intOption("observe-ms", 5000);
+		long connectionsBefore = proxies ? acceptedConnections(cluster) : -1;
 		long start = System.currentTimeMillis();
 		Integer victim = null;
 		switch (scenario) {
@@ -314,29 +432,26 @@ public final class FailoverBench {
 		long eventEnd = System.currentTimeMillis();
 		TimeUnit.MILLISECONDS.sleep(observeMs);
 		long end = System.currentTimeMillis();
+		long newConnections = proxies ? acceptedConnections(cluster) - connectionsBefore : -1;
 		if (victim != null) {
 			cluster.restart(victim);
 			awaitFullIsr(cluster, partitions);
 			rebalance(cluster, partitions);
 		}
-		progress(setting + " " + scenario + " trial " + trial + ": disturbance took " + (eventEnd - start) + " ms"
-				+ ((victim != null) ? " (broker " + victim + ")" : "") + ", load average " + loadAverage());
-		return new Event(setting, scenario, trial, start - settleMs, start, eventEnd, end);
+		progress(setting + " RTT " + rtt + " ms " + scenario + " trial " + trial + ": disturbance took "
+				+ (eventEnd - start) + " ms" + ((victim != null) ? " (broker " + victim + ")" : "")
+				+ ((newConnections >= 0) ? ", " + newConnections + " new client connections" : "") + ", load average "
+				+ loadAverage());
+		return new FailoverEvent(setting, rtt, scenario, trial, start - settleMs, start, eventEnd, end, newConnections);
 	}
 
-	private ProducerLoop producer(String name, FailoverProfile profile, KafkaProcessCluster cluster, int partitions,
-			int rate, FlightRecords records, LatencyLog log) {
-		Map<String, Object> properties = new HashMap<>();
-		properties.put("bootstrap.servers", cluster.bootstrapServers());
-		properties.put("client.id", name);
-		return new ProducerLoop(name, profile.producerProperties(properties), TOPIC, partitions, rate, records,
-				log::add)
-			.start();
+	private static long acceptedConnections(KafkaProcessCluster cluster) {
+		return cluster.brokerIds().stream().mapToLong((id) -> cluster.latencyProxy(id).acceptedConnections()).sum();
 	}
 
-	private static Map<String, Object> consumerProperties(KafkaProcessCluster cluster, String name) {
+	private static Map<String, Object> clientProperties(KafkaProcessCluster cluster, String name) {
 		Map<String, Object> properties = new HashMap<>();
-		properties.put("bootstrap.servers", cluster.bootstrapServers());
+		properties.put("bootstrap.servers", cluster.clientBootstrapServers());
 		properties.put("client.id", name);
 		return properties;
 	}
@@ -406,144 +521,6 @@ public final class FailoverBench {
 		return String.format(Locale.ROOT, "%.2f", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
 	}
 
-	private void report(String scenario, List<Event> events, Map<String, LatencyLog> logs) {
-		line("### " + switch (scenario) {
-			case "move" -> "Leadership of all partitions moved (reassignment + preferred election)";
-			case "shutdown" -> "Graceful shutdown of the broker leading the most partitions";
-			default -> "SIGKILL of the broker leading the most partitions";
-		});
-		line("");
-		Map<String, List<WindowStats>> stats = new LinkedHashMap<>();
-		Map<String, List<WindowStats>> baselines = new LinkedHashMap<>();
-		logs.forEach((client, log) -> {
-			List<WindowStats> perTrial = new ArrayList<>();
-			List<WindowStats> before = new ArrayList<>();
-			for (Event event : events) {
-				WindowStats baseline = log.window(event.baselineStartMs(), event.startMs(), event.startMs(), 0);
-				long slow = Math.max(MIN_SLOW_MICROS, 3 * baseline.p99());
-				before.add(baseline);
-				perTrial.add(log.window(event.startMs(), event.endMs(), event.startMs(), slow));
-			}
-			stats.put(client, perTrial);
-			baselines.put(client, before);
-		});
-		long cleanMicros = intOption("clean-p99-ms", 250) * 1000L;
-		boolean[] clean = new boolean[events.size()];
-		int cleanCount = 0;
-		for (int i = 0; i < events.size(); i++) {
-			int trial = i;
-			clean[i] = baselines.entrySet()
-				.stream()
-				.filter((entry) -> !entry.getKey().endsWith("consumer"))
-				.allMatch((entry) -> entry.getValue().get(trial).p99() <= cleanMicros);
-			cleanCount += clean[i] ? 1 : 0;
-		}
-		line("Per trial, p99.9 / max latency in ms (* = noisy trial: some producer's p99 before the disturbance was "
-				+ "above " + cleanMicros / 1000 + " ms, the machine was busy; excluded from the medians below when at "
-				+ "least one trial is clean):");
-		line("");
-		StringBuilder header = new StringBuilder("| trial | disturbance ms |");
-		StringBuilder rule = new StringBuilder("|---|---|");
-		stats.keySet().forEach((client) -> {
-			header.append(' ').append(client).append(" |");
-			rule.append("---|");
-		});
-		line(header.toString());
-		line(rule.toString());
-		for (int i = 0; i < events.size(); i++) {
-			Event event = events.get(i);
-			StringBuilder row = new StringBuilder("| " + event.trial() + (clean[i] ? "" : "*") + " | "
-					+ (event.eventEndMs() - event.startMs()) + " |");
-			for (List<WindowStats> perTrial : stats.values()) {
-				WindowStats window = perTrial.get(i);
-				row.append(' ').append(ms(window.p999())).append(" / ").append(ms(window.max()));
-				if (window.failures() > 0) {
-					row.append(" (").append(window.failures()).append(" failed)");
-				}
-				row.append(" |");
-			}
-			line(row.toString());
-		}
-		line("");
-		if (cleanCount > 0 && cleanCount < events.size()) {
-			stats.replaceAll((client, perTrial) -> onlyClean(perTrial, clean));
-			baselines.replaceAll((client, perTrial) -> onlyClean(perTrial, clean));
-		}
-		line("Median over " + ((cleanCount > 0) ? cleanCount + " clean" : "all " + events.size() + " (none clean)")
-				+ " trials [min-max], latencies and recovery in ms:");
-		line("");
-		line("| client | records | before: p50 | before: p99 | p50 | p99 | p99.9 | max | recovery | failed |");
-		line("|---|---|---|---|---|---|---|---|---|---|");
-		stats.forEach((client, perTrial) -> line("| " + client + " | "
-				+ perTrial.stream().mapToLong(WindowStats::records).sum() + " | "
-				+ summary(baselines.get(client), WindowStats::p50, true) + " | "
-				+ summary(baselines.get(client), WindowStats::p99, true) + " | "
-				+ summary(perTrial, WindowStats::p50, true) + " | " + summary(perTrial, WindowStats::p99, true) + " | "
-				+ summary(perTrial, WindowStats::p999, true) + " | " + summary(perTrial, WindowStats::max, true) + " | "
-				+ summary(perTrial, WindowStats::recoveryMs, false) + " | "
-				+ perTrial.stream().mapToLong(WindowStats::failures).sum() + " |"));
-		line("");
-		ratios(stats, "defaults", "tandem", "legacy");
-		ratios(stats, "defaults-consumer", "tandem-consumer");
-	}
-
-	private static List<WindowStats> onlyClean(List<WindowStats> perTrial, boolean[] clean) {
-		List<WindowStats> kept = new ArrayList<>();
-		for (int i = 0; i < perTrial.size(); i++) {
-			if (clean[i]) {
-				kept.add(perTrial.get(i));
-			}
-		}
-		return kept;
-	}
-
-	private void ratios(Map<String, List<WindowStats>> stats, String baselineClient, String... clients) {
-		List<WindowStats> defaults = stats.get(baselineClient);
-		if (defaults != null && java.util.Arrays.stream(clients).anyMatch(stats::containsKey)) {
-			line("Median of per-trial ratios against " + baselineClient + " (below 1 is better):");
-			line("");
-			line("| client | p99 | p99.9 | max |");
-			line("|---|---|---|---|");
-			stats.forEach((client, perTrial) -> {
-				if (List.of(clients).contains(client)) {
-					line("| " + client + " | " + ratio(perTrial, defaults, WindowStats::p99) + " | "
-							+ ratio(perTrial, defaults, WindowStats::p999) + " | "
-							+ ratio(perTrial, defaults, WindowStats::max) + " |");
-				}
-			});
-			line("");
-		}
-	}
-
-	private static String summary(List<WindowStats> perTrial, ToLongFunction<WindowStats> metric, boolean micros) {
-		long[] values = perTrial.stream().mapToLong(metric).map((value) -> micros ? value / 1000 : value).sorted().toArray();
-		if (values.length == 0) {
-			return "-";
-		}
-		return median(values) + " [" + values[0] + "-" + values[values.length - 1] + "]";
-	}
-
-	private static String ratio(List<WindowStats> client, List<WindowStats> baseline,
-			ToLongFunction<WindowStats> metric) {
-		double[] ratios = new double[client.size()];
-		for (int i = 0; i < ratios.length; i++) {
-			ratios[i] = (double) metric.applyAsLong(client.get(i)) / Math.max(1, metric.applyAsLong(baseline.get(i)));
-		}
-		Arrays.sort(ratios);
-		double median = (ratios.length % 2 == 1) ? ratios[ratios.length / 2]
-				: (ratios[ratios.length / 2 - 1] + ratios[ratios.length / 2]) / 2;
-		return String.format(Locale.ROOT, "%.2f", median);
-	}
-
-	private static long median(long[] sorted) {
-		return (sorted.length % 2 == 1) ? sorted[sorted.length / 2]
-				: (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
-	}
-
-	private static String ms(long micros) {
-		return Long.toString(micros / 1000);
-	}
-
 	private void line(String text) {
 		System.out.println(text);
 		this.report.append(text).append('\n');
@@ -551,14 +528,6 @@ public final class FailoverBench {
 
 	private static void progress(String text) {
 		System.err.println("[bench] " + text);
-	}
-
-	/**
-	 * One disturbance; times are wall clock ms.
-	 */
-	private record Event(String setting, String scenario, int trial, long baselineStartMs, long startMs,
-			long eventEndMs, long endMs) {
-
 	}
 
 }

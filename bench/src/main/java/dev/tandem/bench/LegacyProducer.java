@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -37,8 +38,8 @@ final class LegacyProducer implements AutoCloseable {
 
 	private volatile String version = "unknown";
 
-	LegacyProducer(Path legacyJar, String bootstrapServers, String topic, int partitions, int rate, Path data,
-			LatencyLog log) throws IOException {
+	LegacyProducer(Path legacyJar, String clientId, Map<String, String> properties, String bootstrapServers,
+			String topic, int partitions, int rate, Path data, LatencyLog log) throws IOException {
 		List<String> classPath = new ArrayList<>();
 		classPath.add(legacyJar.toString());
 		for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
@@ -48,9 +49,10 @@ final class LegacyProducer implements AutoCloseable {
 				classPath.add(entry);
 			}
 		}
-		List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
-				"-cp", String.join(File.pathSeparator, classPath), LegacyProducerMain.class.getName(), bootstrapServers,
-				topic, Integer.toString(partitions), Integer.toString(rate), data.toString());
+		List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+				"-Xmx256m", "-cp", String.join(File.pathSeparator, classPath), LegacyProducerMain.class.getName(),
+				bootstrapServers, topic, Integer.toString(partitions), Integer.toString(rate), data.toString(), clientId));
+		properties.forEach((key, value) -> command.add(key + "=" + value));
 		this.process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
 		this.reader = new Thread(() -> read(log), "legacy-producer-reader");
 		this.reader.setDaemon(true);

@@ -13,7 +13,8 @@ import java.util.Map;
 /**
  * Entry point of the separate JVM that runs a pre-KIP-951 kafka-clients (3.6.x) producer
  * with its default settings; started by {@link LegacyProducer}. Arguments: bootstrap servers,
- * topic, partitions, rate per second, flights file. Prints {@code READY}, then one line
+ * topic, partitions, rate per second, flights file, and optionally a client id and producer
+ * properties as {@code key=value} arguments (such as {@code acks=1}). Prints {@code READY}, then one line
  * {@code <sentAtMs> <latencyMicros> <0|1 failed>} per record on standard output, and stops
  * (flushing every record) when standard input says {@code STOP} or closes.
  *
@@ -27,7 +28,8 @@ public final class LegacyProducerMain {
 
 	/**
 	 * Run the legacy producer.
-	 * @param args bootstrap servers, topic, partitions, rate, flights file
+	 * @param args bootstrap servers, topic, partitions, rate, flights file[, client id[,
+	 * key=value...]]
 	 * @throws Exception on any failure (the parent sees the process end)
 	 */
 	public static void main(String[] args) throws Exception {
@@ -40,8 +42,13 @@ public final class LegacyProducerMain {
 				new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.US_ASCII), 1 << 16));
 		Map<String, Object> properties = new HashMap<>();
 		properties.put("bootstrap.servers", bootstrapServers);
-		properties.put("client.id", "legacy");
-		ProducerLoop loop = new ProducerLoop("legacy", properties, topic, partitions, rate, records,
+		String clientId = (args.length > 5) ? args[5] : "legacy";
+		properties.put("client.id", clientId);
+		for (int i = 6; i < args.length; i++) {
+			int equals = args[i].indexOf('=');
+			properties.put(args[i].substring(0, equals), args[i].substring(equals + 1));
+		}
+		ProducerLoop loop = new ProducerLoop(clientId, properties, topic, partitions, rate, records,
 				(sentAtMs, latencyMicros, failed) -> {
 					synchronized (out) {
 						out.print(sentAtMs);

@@ -25,33 +25,17 @@ import org.jspecify.annotations.Nullable;
  * disconnects (shutdown, crash), a connection attempt to a host that no longer answers, a
  * request to a leader that went silent, and a client whose every known broker was replaced.
  * The values below shorten those paths; each constant's {@code _DOC} says why the value was
- * chosen and which measurement backs it.
+ * chosen.
  * <p>
- * <b>Measured</b> (the {@code bench} module's {@code FailoverBench}, KIP-951's scenario: 3
- * brokers in separate processes, 100 partitions, RF 3, acks=all, 100 flight records/s per
- * client; defaults, this profile and kafka-clients 3.6.2 side by side in one run, 5 trials per
- * scenario and broker setting, medians over the trials whose steady p99 was below 250 ms;
- * run of 2026-12-01 on 2 cores). Produce p99.9 / max in ms:
- * <table>
- * <caption>p99.9 / max produce latency during the disturbance</caption>
- * <tr><th>brokers</th><th>disturbance</th><th>defaults</th><th>this profile</th><th>3.6.2</th></tr>
- * <tr><td>tuned</td><td>all 100 leaders moved</td><td>1238 / 1238</td><td>1165 / 1165</td><td>1171 / 1171</td></tr>
- * <tr><td>tuned</td><td>busiest broker shut down</td><td>2437 / 2437</td><td>2350 / 2350</td><td>2330 / 2330</td></tr>
- * <tr><td>tuned</td><td>busiest broker killed</td><td>2007 / 2007</td><td>2000 / 2000</td><td>2140 / 2140</td></tr>
- * <tr><td>stock</td><td>all 100 leaders moved</td><td>1192 / 1192</td><td>1065 / 1065</td><td>1098 / 1098</td></tr>
- * <tr><td>stock</td><td>busiest broker shut down</td><td>9588 / 9638</td><td>9550 / 9629</td><td>9562 / 9592</td></tr>
- * <tr><td>stock</td><td>busiest broker killed</td><td>9383 / 9439</td><td>9377 / 9433</td><td>9308 / 9364</td></tr>
- * </table>
- * ("tuned": {@code replica.fetch.backoff.ms=50}, {@code broker.session.timeout.ms=2000};
- * "stock": Kafka's 1000 and 9000.) The profile is at or below the defaults everywhere (median
- * per-trial ratio of p99.9 0.89-1.00), but the three clients differ by less than the spread
- * between trials, and the pre-KIP-951 client is as fast as the others: on one host the
- * metadata round trip KIP-951 saves costs milliseconds, while the stall every client sees
- * comes from the brokers. Broker settings move the worst latency four-fold (graceful shutdown
- * 2.4 s tuned vs 9.6 s stock); the client profile moves it by a few percent. That is why
- * Tandem checks broker settings ({@link FailoverReadiness}), and why the profile's values
- * rest on the mechanisms described in each {@code _DOC} (dead hosts, silent leaders,
- * replaced clusters: paths this scenario does not take) more than on this bench.
+ * What the values rest on: the mechanism each {@code _DOC} describes, and the {@code bench}
+ * module's {@code FailoverBench} (KIP-951's scenario: a move of 100 leaders, a graceful
+ * shutdown and a {@code SIGKILL} of the busiest broker, at 0, 10 and 40 ms round trip time
+ * between clients and brokers), whose results, with the command and the machine, are in
+ * {@code docs/benchmarks.md} (section "Failover"). That page also says which values the bench
+ * cannot test: the dead-host, silent-leader and replaced-cluster paths are not in its
+ * scenarios. Broker settings ({@code replica.fetch.backoff.ms},
+ * {@code broker.session.timeout.ms}) bound failover more than any client setting does, which
+ * is why Tandem checks them ({@link FailoverReadiness}).
  * <p>
  * Not part of the profile, on purpose: {@code acks} and {@code enable.idempotence} (the
  * kafka-clients defaults {@code all} and {@code true} are what keeps failover retries free of
@@ -95,9 +79,7 @@ public final class FailoverProfile {
 			+ "up to retry.backoff.max.ms, so a struggling cluster still sees at most ~7 attempts in the first "
 			+ "second. Retries that follow a KIP-951 leader hint skip the backoff either way (proven by "
 			+ "LeaderFailoverTests with a 5 s backoff: worst latency across a leader move stayed below 2.5 s). "
-			+ "Bench (FailoverBench, brokers in separate processes, run of 2026-12-01): p99.9 median ratio to "
-			+ "kafka-clients defaults 0.95 for a graceful shutdown of the busiest of 3 brokers with tuned broker "
-			+ "settings, 0.99 with stock ones; the difference is smaller than the spread between trials.";
+			+ "Measurements against the kafka-clients default: docs/benchmarks.md, section Failover.";
 
 	/**
 	 * Tandem's {@code retry.backoff.max.ms}: 1000 ms, the kafka-clients default, pinned.
@@ -135,8 +117,7 @@ public final class FailoverProfile {
 	 * Why {@link #RECONNECT_BACKOFF_MAX_MS}.
 	 */
 	public static final String RECONNECT_BACKOFF_MAX_MS_DOC = "A stopped broker is retried at least once a "
-			+ "second, so a restarted broker gets its connections back within about a second of listening "
-			+ "(measured: in-JVM broker restart < 1 s with broker.session.timeout.ms=2000).";
+			+ "second, so a restarted broker gets its connections back within about a second of listening.";
 
 	/**
 	 * Tandem's {@code socket.connection.setup.timeout.ms}: 2000 ms (kafka-clients: 10000 ms).
@@ -193,7 +174,7 @@ public final class FailoverProfile {
 	 */
 	public static final String DELIVERY_TIMEOUT_MS_DOC = "Failover must never be resolved by giving up on a "
 			+ "record. The budget covers the slowest failover that still ends well: a crashed leader fenced "
-			+ "after broker.session.timeout.ms (9 s, measured max produce latency 9.2 s), an election, and a "
+			+ "after broker.session.timeout.ms (9 s by default), an election, and a "
 			+ "full rebootstrap after metadata.recovery.rebootstrap.trigger.ms (30 s), with room to spare. "
 			+ "Raised automatically to linger.ms + request.timeout.ms if the caller raises those.";
 

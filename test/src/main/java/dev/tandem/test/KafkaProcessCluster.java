@@ -81,6 +81,12 @@ import org.slf4j.LoggerFactory;
  * shutdown hook does the same if the cluster is not closed, and every node halts by itself
  * when this JVM ends abnormally (it watches its standard input, a pipe from this JVM).
  * <p>
+ * With {@link Builder#latencyProxies(boolean)} every broker also has a client listener behind a
+ * {@link LatencyProxy}: clients that bootstrap from {@link #clientBootstrapServers()} pay a
+ * round trip time set with {@link #clientLatency(Duration, Duration)}, while replication and
+ * the controller's traffic stay direct, as in a cluster whose clients are in another zone or
+ * region than its brokers.
+ * <p>
  * Every waiting operation gives up after the {@link Builder#operationTimeout(Duration)
  * operation timeout} with an {@link EmbeddedKafkaClusterException} that quotes the end of
  * the node's log if the node died. Instances are thread-safe; operations that start or stop
@@ -125,6 +131,8 @@ public final class KafkaProcessCluster implements AutoCloseable {
 
 	private final Duration operationTimeout;
 
+	private final boolean latencyProxies;
+
 	private final String clusterId = Uuid.randomUuid().toString();
 
 	private final Map<Integer, KafkaNode> brokers = new TreeMap<>();
@@ -150,6 +158,7 @@ public final class KafkaProcessCluster implements AutoCloseable {
 		this.jvmOptions = List.copyOf(builder.jvmOptions);
 		this.classPath = builder.classPath;
 		this.operationTimeout = builder.operationTimeout;
+		this.latencyProxies = builder.latencyProxies;
 		Map<String, String> properties = new LinkedHashMap<>();
 		BrokerDefaults.of(builder.brokers, null).forEach((key, value) -> properties.put(key, String.valueOf(value)));
 		builder.brokerProperties.forEach((key, value) -> properties.put(key, String.valueOf(value)));
@@ -205,6 +214,7 @@ public final class KafkaProcessCluster implements AutoCloseable {
 						logger.warn("A port of Kafka cluster '{}' was taken; retrying on other ports", this.name);
 						for (KafkaNode node : allNodes()) {
 							node.port = 0;
+							node.closeProxy();
 							Directories.deleteRecursively(node.dataDirectory(directory));
 						}
 					}
@@ -212,6 +222,7 @@ public final class KafkaProcessCluster implements AutoCloseable {
 			}
 			catch (IOException | RuntimeException ex) {
 				killAll();
+				allNodes().forEach(KafkaNode::closeProxy);
 				deleteDirectoryQuietly();
 				this.state = State.CLOSED;
 				throw (ex instanceof EmbeddedKafkaClusterException clusterException) ? clusterException
@@ -231,6 +242,9 @@ public final class KafkaProcessCluster implements AutoCloseable {
 	private void startAllNodes(Path directory) {
 		for (KafkaNode node : allNodes()) {
 			node.port = freePort();
+			if (this.latencyProxies && !node.controller) {
+				node.openProxy(Duration.ZERO, Duration.ZERO);
+			}
 		}
 		String voters = this.controllers.stream()
 			.map((controller) -> controller.id + "@localhost:" + controller.port)
@@ -262,6 +276,70 @@ public final class KafkaProcessCluster implements AutoCloseable {
 	public String bootstrapServers() {
 		assertStarted();
 		return this.brokers.values().stream().map(KafkaNode::address).collect(Collectors.joining(","));
+	}
+
+	/**
+	 * Return the addresses clients should bootstrap from: with
+	 * {@link Builder#latencyProxies(boolean) latency proxies}, each broker's proxy, which every
+	 * broker also advertises in the metadata it gives to clients connected through it (so the
+	 * clients' whole traffic pays {@link #clientLatency(Duration, Duration) the delay});
+	 * without, the same as {@link #bootstrapServers()}. {@link #bootstrapServers()} and
+	 * {@link #admin()} always reach the brokers directly, as brokers reach each other.
+	 * @return {@code localhost:port} entries in broker id order, separated by commas
+	 * @throws IllegalStateException if the cluster is not running
+	 * @since 0.1.0
+	 */
+	public String clientBootstrapServers() {
+		assertStarted();
+		if (!this.latencyProxies) {
+			return bootstrapServers();
+		}
+		return this.brokers.values()
+			.stream()
+			.map((node) -> "localhost:" + Objects.requireNonNull(node.proxy).port())
+			.collect(Collectors.joining(","));
+	}
+
+	/**
+	 * Return the latency proxy in front of a broker's client listener, for per-broker delays
+	 * and faults ({@link LatencyProxy#stall()}, {@link LatencyProxy#dropConnections()}, ...).
+	 * It keeps its port across {@link #stop(int)}, {@link #kill(int)} and
+	 * {@link #restart(int)}; while its broker is down it accepts connections and closes them
+	 * at once. {@link #replaceAllBrokers(List)} replaces it with a new one on a new port.
+	 * @param brokerId the broker id
+	 * @return the broker's proxy
+	 * @throws IllegalArgumentException if the cluster has no such broker
+	 * @throws IllegalStateException if the cluster is not running or was built without
+	 * {@link Builder#latencyProxies(boolean) latency proxies}
+	 * @since 0.1.0
+	 */
+	public LatencyProxy latencyProxy(int brokerId) {
+		assertStarted();
+		KafkaNode broker = broker(brokerId);
+		LatencyProxy proxy = broker.proxy;
+		if (proxy == null) {
+			throw new IllegalStateException("Kafka cluster '" + this.name
+					+ "' has no latency proxies; build it with KafkaProcessCluster.builder().latencyProxies(true)");
+		}
+		return proxy;
+	}
+
+	/**
+	 * Set the delay of every broker's latency proxy: each direction of every client
+	 * connection is delayed by {@code oneWay} plus up to {@code jitter}, so a request and its
+	 * response take at least {@code 2 * oneWay} more (a round trip time, RTT, of
+	 * {@code 2 * oneWay}); traffic between brokers and to the controller is not delayed. See
+	 * {@link LatencyProxy#delay(Duration, Duration)}.
+	 * @param oneWay the one-way delay, {@code 0} to {@link LatencyProxy#MAX_DELAY}
+	 * @param jitter the jitter bound, {@code 0} to {@link LatencyProxy#MAX_DELAY}
+	 * @throws IllegalArgumentException if either is negative or too long
+	 * @throws IllegalStateException if the cluster is not running or has no latency proxies
+	 * @since 0.1.0
+	 */
+	public void clientLatency(Duration oneWay, Duration jitter) {
+		for (int id : this.brokers.keySet()) {
+			latencyProxy(id).delay(oneWay, jitter);
+		}
 	}
 
 	/**
@@ -661,6 +739,11 @@ public final class KafkaProcessCluster implements AutoCloseable {
 			for (KafkaNode broker : this.brokers.values()) {
 				broker.port = ports.get(i++);
 				this.usedPorts.add(broker.port);
+				LatencyProxy old = broker.proxy;
+				if (old != null) {
+					broker.closeProxy();
+					broker.openProxy(old.oneWayDelay(), old.jitter());
+				}
 				broker.launch(Objects.requireNonNull(this.directory));
 			}
 			awaitBrokers("the replaced brokers of cluster '" + this.name + "' are registered, unfenced and answering");
@@ -733,6 +816,7 @@ public final class KafkaProcessCluster implements AutoCloseable {
 			this.state = State.CLOSED;
 			closeAdmin();
 			killAll();
+			allNodes().forEach(KafkaNode::closeProxy);
 			Thread hook = this.shutdownHook;
 			if (hook != null) {
 				try {
@@ -915,6 +999,11 @@ public final class KafkaProcessCluster implements AutoCloseable {
 
 		private volatile int port;
 
+		/** Port of the client listener behind {@link #proxy}; 0 without latency proxies. */
+		private volatile int clientPort;
+
+		private volatile @Nullable LatencyProxy proxy;
+
 		private String voters = "";
 
 		private volatile @Nullable Process process;
@@ -932,6 +1021,33 @@ public final class KafkaProcessCluster implements AutoCloseable {
 
 		String label() {
 			return (this.controller ? "controller-" : "broker-") + this.id;
+		}
+
+		/**
+		 * Choose a port for the client listener and start a proxy in front of it, on a port of
+		 * its own.
+		 */
+		void openProxy(Duration oneWay, Duration jitter) {
+			this.clientPort = freePort();
+			int proxyPort = freePort();
+			try {
+				LatencyProxy proxy = LatencyProxy.start(new InetSocketAddress("localhost", this.clientPort), proxyPort);
+				proxy.delay(oneWay, jitter);
+				this.proxy = proxy;
+			}
+			catch (IOException ex) {
+				throw new EmbeddedKafkaClusterException("Failed to start the latency proxy of " + label()
+						+ " of Kafka cluster '" + KafkaProcessCluster.this.name + "' on port " + proxyPort, ex);
+			}
+		}
+
+		void closeProxy() {
+			LatencyProxy proxy = this.proxy;
+			if (proxy != null) {
+				proxy.close();
+				this.proxy = null;
+				this.clientPort = 0;
+			}
 		}
 
 		Path dataDirectory(Path directory) {
@@ -987,14 +1103,25 @@ public final class KafkaProcessCluster implements AutoCloseable {
 			server.put("controller.listener.names", "CONTROLLER");
 			server.put("listener.security.protocol.map", "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT");
 			server.put("log.dirs", dataDirectory(directory).toString());
+			LatencyProxy proxy = this.proxy;
 			if (this.controller) {
 				server.put("process.roles", "controller");
 				server.put("listeners", "CONTROLLER://" + address());
 			}
 			else {
 				server.put("process.roles", "broker");
-				server.put("listeners", "PLAINTEXT://" + address());
-				server.put("advertised.listeners", "PLAINTEXT://" + address());
+				if (proxy != null) {
+					// clients reach CLIENT through the proxy and get the proxy's address in metadata
+					server.put("listener.security.protocol.map",
+							"CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,CLIENT:PLAINTEXT");
+					server.put("listeners", "PLAINTEXT://" + address() + ",CLIENT://localhost:" + this.clientPort);
+					server.put("advertised.listeners",
+							"PLAINTEXT://" + address() + ",CLIENT://localhost:" + proxy.port());
+				}
+				else {
+					server.put("listeners", "PLAINTEXT://" + address());
+					server.put("advertised.listeners", "PLAINTEXT://" + address());
+				}
 				server.put("inter.broker.listener.name", "PLAINTEXT");
 			}
 			try (Writer writer = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
@@ -1112,7 +1239,29 @@ public final class KafkaProcessCluster implements AutoCloseable {
 
 		private Duration operationTimeout = Duration.ofSeconds(90);
 
+		private boolean latencyProxies;
+
 		private Builder() {
+		}
+
+		/**
+		 * Set whether each broker gets a second listener for clients, {@code CLIENT}, behind a
+		 * {@link LatencyProxy} in this JVM: clients that bootstrap from
+		 * {@link KafkaProcessCluster#clientBootstrapServers()} reach every broker through its
+		 * proxy (brokers advertise the proxies' addresses on that listener) and pay the delay
+		 * set with {@link KafkaProcessCluster#clientLatency(Duration, Duration)}, while brokers
+		 * replicate and talk to the controller directly on {@code PLAINTEXT}, as do
+		 * {@link KafkaProcessCluster#admin()} and {@link KafkaProcessCluster#bootstrapServers()}.
+		 * The proxies start with no delay. The proxies run in this JVM, so its garbage
+		 * collection pauses delay client traffic too. {@link EmbeddedKafkaClusters} has no
+		 * equivalent: Kafka's test kit binds and advertises its listeners itself.
+		 * @param latencyProxies {@code true} for proxies; default {@code false}
+		 * @return this builder
+		 * @since 0.1.0
+		 */
+		public Builder latencyProxies(boolean latencyProxies) {
+			this.latencyProxies = latencyProxies;
+			return this;
 		}
 
 		/**

@@ -13,10 +13,13 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -42,7 +45,7 @@ class KafkaProcessClusterTests {
 
 	@BeforeAll
 	static void startOneControllerAndThreeBrokers() {
-		cluster = KafkaProcessCluster.builder().name("process").build().start();
+		cluster = KafkaProcessCluster.builder().name("process").latencyProxies(true).build().start();
 	}
 
 	/**
@@ -113,6 +116,7 @@ class KafkaProcessClusterTests {
 		cluster.createTopic("replaced", 3, (short) 3);
 		produce("replaced", 0, 30);
 		String oldBootstrap = cluster.bootstrapServers();
+		String oldClientBootstrap = cluster.clientBootstrapServers();
 		List<Integer> oldPorts = cluster.brokerIds().stream().map(cluster::port).toList();
 		List<Integer> newPorts = KafkaProcessCluster.freePorts(3);
 		assertThat(newPorts).doesNotContainAnyElementsOf(oldPorts);
@@ -122,6 +126,42 @@ class KafkaProcessClusterTests {
 		assertThat(oldPorts).noneMatch(KafkaProcessClusterTests::accepts);
 		assertThat(ReadCommitted.values(newBootstrap, "replaced")).hasSize(30)
 			.containsExactlyInAnyOrderElementsOf(IntStream.range(0, 30).mapToObj(Integer::toString).toList());
+		// the proxies moved with their brokers: the old client addresses are gone too
+		assertThat(cluster.clientBootstrapServers()).isNotEqualTo(oldClientBootstrap);
+		assertThat(ReadCommitted.values(cluster.clientBootstrapServers(), "replaced")).hasSize(30);
+	}
+
+	@Test
+	void clientsReachTheBrokersThroughTheLatencyProxiesAndPayTheRoundTrip() throws Exception {
+		cluster.createTopic("delayed", 3, (short) 3);
+		List<Integer> proxyPorts = cluster.brokerIds().stream().map((id) -> cluster.latencyProxy(id).port()).toList();
+		assertThat(cluster.clientBootstrapServers())
+			.isEqualTo(String.join(",", proxyPorts.stream().map((port) -> "localhost:" + port).toList()));
+		// a client connected through a proxy is told the proxies' addresses, never the brokers'
+		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+				cluster.clientBootstrapServers()))) {
+			assertThat(admin.describeCluster().nodes().get(30, TimeUnit.SECONDS)).extracting(Node::port)
+				.containsExactlyInAnyOrderElementsOf(proxyPorts);
+		}
+		Map<String, Object> properties = new HashMap<>();
+		properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.clientBootstrapServers());
+		properties.put(ProducerConfig.ACKS_CONFIG, "all");
+		long forwardedBefore = cluster.brokerIds().stream().mapToLong((id) -> cluster.latencyProxy(id).forwardedBytes()).sum();
+		cluster.clientLatency(Duration.ofMillis(100), Duration.ZERO);
+		try (KafkaProducer<String, String> producer = new KafkaProducer<>(properties, new StringSerializer(),
+				new StringSerializer())) {
+			producer.send(new ProducerRecord<>("delayed", 0, null, "warm-up")).get(60, TimeUnit.SECONDS);
+			long started = System.nanoTime();
+			producer.send(new ProducerRecord<>("delayed", 0, null, "timed")).get(60, TimeUnit.SECONDS);
+			// a lower bound: the produce request and its response each wait 100 ms in the proxy
+			assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThanOrEqualTo(Duration.ofMillis(200));
+		}
+		finally {
+			cluster.clientLatency(Duration.ZERO, Duration.ZERO);
+		}
+		assertThat(cluster.brokerIds().stream().mapToLong((id) -> cluster.latencyProxy(id).forwardedBytes()).sum())
+			.isGreaterThan(forwardedBefore);
+		assertThat(ReadCommitted.values(cluster.bootstrapServers(), "delayed")).containsExactly("warm-up", "timed");
 	}
 
 	@Test
@@ -157,6 +197,8 @@ class KafkaProcessClusterTests {
 		assertThatIllegalArgumentException().isThrownBy(() -> cluster.replaceAllBrokers(List.of(20_000)))
 			.withMessageContaining("3 brokers but 1 ports");
 		assertThatIllegalArgumentException().isThrownBy(() -> KafkaProcessCluster.freePorts(0));
+		assertThatIllegalArgumentException().isThrownBy(() -> cluster.clientLatency(Duration.ofMillis(-1), Duration.ZERO))
+			.withMessageContaining("oneWay must be between 0 and 10000 ms");
 	}
 
 	private static void produce(String topic, int from, int count) throws Exception {
