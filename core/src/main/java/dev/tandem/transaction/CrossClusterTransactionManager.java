@@ -67,6 +67,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 	private final @Nullable InstanceLeaseKeeper leases;
 
+	private final @Nullable KafkaInstanceGuard guard;
+
 	private final boolean requireAllClustersAtStart;
 
 	private final RegisteredConsumers consumers = new RegisteredConsumers();
@@ -99,6 +101,10 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		boolean leased = !builder.leaseTimeout.isZero() && decisionLog.supportsLeases();
 		this.leases = leased ? new InstanceLeaseKeeper(decisionLog, this.idPrefix, this.instanceId, builder.leaseTimeout,
 				builder.staleDecisionAge, builder.decisionTimeout, this.resolver, System::currentTimeMillis) : null;
+		this.guard = (builder.duplicateCheckThroughKafka && !builder.leaseTimeout.isZero())
+				? new KafkaInstanceGuard(this.clients, this.clients.names().get(0), KafkaInstanceGuard.DEFAULT_TOPIC, owner(),
+						UUID.randomUUID().toString(), builder.leaseTimeout, builder.commitTimeout, System::currentTimeMillis)
+				: null;
 		AtomicInteger threads = new AtomicInteger();
 		this.executor = Executors.newCachedThreadPool((runnable) -> {
 			Thread thread = new Thread(runnable, "tandem-commit-" + this.instanceId + "-" + threads.incrementAndGet());
@@ -136,18 +142,20 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			throw new IllegalStateException("Manager is " + this.lifecycle);
 		}
 		ProducerInternals.verify();
-		if (this.leases != null) {
-			this.leases.acquire();
-		}
 		try {
+			if (this.guard != null) {
+				this.guard.acquire();
+			}
+			if (this.leases != null) {
+				this.leases.acquire();
+			}
 			Set<String> unavailable = ensureMarkerTopics();
 			this.resolver.recoverAtStart(this.requireAllClustersAtStart);
 			this.pool.start(unavailable, this.requireAllClustersAtStart);
 		}
 		catch (RuntimeException ex) {
-			if (this.leases != null) {
-				this.leases.close(); // a start that failed holds no lease: a retry need not wait for it
-			}
+			// A start that failed holds no lease and no heartbeat: a retry need not wait for them.
+			closeInstanceIdentity();
 			throw ex;
 		}
 		if (this.leases != null) {
@@ -156,6 +164,16 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		this.lifecycle = Lifecycle.RUNNING;
 		logger.info("Tandem transaction manager {} started: clusters {}, {} slot(s)", owner(), this.clients.names(),
 				this.pool.slotCount());
+	}
+
+	/** Releases the lease and writes the heartbeat tombstone, where this run holds them. */
+	private void closeInstanceIdentity() {
+		if (this.leases != null) {
+			this.leases.close();
+		}
+		if (this.guard != null) {
+			this.guard.close();
+		}
 	}
 
 	/**
@@ -167,7 +185,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		Map<String, CompletableFuture<Void>> markers = new LinkedHashMap<>();
 		for (String cluster : this.clients.names()) {
 			markers.put(cluster, CompletableFuture.runAsync(
-					() -> MarkerTopics.ensure(this.clients, cluster, this.context.markerTopic(), this.commitTimeout),
+					() -> ControlTopics.ensureMarkerTopic(this.clients, cluster, this.context.markerTopic(), this.commitTimeout),
 					this.executor));
 		}
 		Set<String> unavailable = new LinkedHashSet<>();
@@ -185,7 +203,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 				logger.warn("Cluster '{}' is not available at start-up ({}): starting without it; transactions that need "
 						+ "it fail until it is back", cluster, cause.getMessage());
 				this.resolver.untilDone("Creating marker topic '" + this.context.markerTopic() + "' on cluster '" + cluster
-						+ "'", () -> MarkerTopics.ensure(this.clients, cluster, this.context.markerTopic(),
+						+ "'", () -> ControlTopics.ensureMarkerTopic(this.clients, cluster, this.context.markerTopic(),
 								this.commitTimeout));
 			}
 		});
@@ -201,6 +219,11 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	public CrossClusterTransaction begin() {
 		if (this.lifecycle != Lifecycle.RUNNING) {
 			throw new IllegalStateException("Manager is " + this.lifecycle + "; call start() first");
+		}
+		String duplicate = (this.guard != null) ? this.guard.duplicateOf() : null;
+		if (duplicate != null) {
+			throw new DuplicateInstanceException(owner(), "Another running instance (incarnation " + duplicate
+					+ ") uses the instance id of " + owner() + "; this one begins no transaction any more");
 		}
 		String lostTo = (this.leases != null) ? this.leases.lostTo() : null;
 		if (lostTo != null) {
@@ -408,6 +431,9 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		if (this.leases != null) {
 			this.leases.abandon();
 		}
+		if (this.guard != null) {
+			this.guard.abandon();
+		}
 		this.pool.abandon();
 		this.resolver.close();
 		this.executor.shutdownNow();
@@ -424,9 +450,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		}
 		this.lifecycle = Lifecycle.CLOSED;
 		this.pool.close();
-		if (this.leases != null) {
-			this.leases.close();
-		}
+		closeInstanceIdentity();
 		this.resolver.close();
 		this.executor.shutdown();
 	}

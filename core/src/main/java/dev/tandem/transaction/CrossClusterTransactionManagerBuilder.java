@@ -51,6 +51,8 @@ public final class CrossClusterTransactionManagerBuilder {
 
 	boolean requireAllClustersAtStart;
 
+	boolean duplicateCheckThroughKafka;
+
 	ClusterReachability clusterReachability = ClusterReachability.UNKNOWN;
 
 	BiConsumer<String, Producer<?, ?>> producerCreated = (cluster, producer) -> {
@@ -261,6 +263,22 @@ public final class CrossClusterTransactionManagerBuilder {
 	 */
 	public CrossClusterTransactionManagerBuilder requireAllClustersAtStart(boolean requireAllClustersAtStart) {
 		this.requireAllClustersAtStart = requireAllClustersAtStart;
+		return this;
+	}
+
+	/**
+	 * Sets whether a second running instance with this instance id is also detected through Kafka:
+	 * for decision logs that the instances do not share (the embedded coordinator), where the lease
+	 * in the log cannot see the other instance. Each instance then writes a heartbeat every third of
+	 * the lease timeout to the compacted topic {@code tandem-instances} on the first cluster; a
+	 * start-up that sees another run's heartbeat renewed fails with
+	 * {@link DuplicateInstanceException}, and a running instance that sees one begins no transaction
+	 * any more. Off when the lease timeout is zero.
+	 * @param duplicateCheckThroughKafka whether to check through Kafka
+	 * @return this builder
+	 */
+	public CrossClusterTransactionManagerBuilder duplicateCheckThroughKafka(boolean duplicateCheckThroughKafka) {
+		this.duplicateCheckThroughKafka = duplicateCheckThroughKafka;
 		return this;
 	}
 

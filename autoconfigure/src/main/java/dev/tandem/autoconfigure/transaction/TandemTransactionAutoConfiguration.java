@@ -107,7 +107,9 @@ public class TandemTransactionAutoConfiguration {
 			.decisionTimeout(transaction.getDecisionTimeout())
 			.leaseTimeout(transaction.getLeaseTimeout())
 			.staleDecisionAge(transaction.getStaleDecisionAge())
-			.requireAllClustersAtStart(transaction.isRequireAllClustersAtStart());
+			.requireAllClustersAtStart(transaction.isRequireAllClustersAtStart())
+			// With the embedded coordinator every instance has its own log: duplicates are found through Kafka.
+			.duplicateCheckThroughKafka(properties.getCoordinator().getMode() == TandemProperties.Coordinator.Mode.EMBEDDED);
 		for (String cluster : clusters.names()) {
 			builder.cluster(cluster, clusters.producerConfig(cluster), clusters.consumerConfig(cluster),
 					clusters.adminConfig(cluster));

@@ -16,37 +16,52 @@ import org.slf4j.LoggerFactory;
 import dev.tandem.clients.ClusterClients;
 
 /**
- * Creates the marker topic on a cluster where it is missing (start-up housekeeping): one
- * partition, replication factor 3 or the broker count if lower, 7 days of retention.
+ * Creates Tandem's control topics on a cluster where they are missing (start-up housekeeping), each
+ * with one partition and replication factor 3 (or the broker count if lower): the marker topic
+ * (7 days of retention) and the instance topic of {@link KafkaInstanceGuard} (compacted).
  */
-final class MarkerTopics {
+final class ControlTopics {
 
-	private static final Logger logger = LoggerFactory.getLogger(MarkerTopics.class);
+	private static final Logger logger = LoggerFactory.getLogger(ControlTopics.class);
 
 	private static final Duration RETENTION = Duration.ofDays(7);
 
-	private MarkerTopics() {
+	private ControlTopics() {
 	}
 
 	/**
 	 * Creates the marker topic on the cluster unless it exists.
 	 * @throws TandemException if the cluster does not answer within the timeout or refuses
 	 */
-	static void ensure(ClusterClients clients, String cluster, String topic, Duration timeout) {
+	static void ensureMarkerTopic(ClusterClients clients, String cluster, String topic, Duration timeout) {
+		ensure(clients, cluster, topic, Map.of("retention.ms", String.valueOf(RETENTION.toMillis())), "marker", timeout);
+	}
+
+	/**
+	 * Creates the instance topic on the cluster unless it exists: compacted, so it keeps the last
+	 * heartbeat of every instance id.
+	 * @throws TandemException if the cluster does not answer within the timeout or refuses
+	 */
+	static void ensureInstanceTopic(ClusterClients clients, String cluster, String topic, Duration timeout) {
+		ensure(clients, cluster, topic, Map.of("cleanup.policy", "compact", "segment.ms",
+				String.valueOf(Duration.ofHours(1).toMillis())), "instance", timeout);
+	}
+
+	private static void ensure(ClusterClients clients, String cluster, String topic, Map<String, String> configs,
+			String kind, Duration timeout) {
 		Admin admin = clients.admin(cluster, timeout);
 		try {
 			if (admin.listTopics().names().get(timeout.toMillis(), TimeUnit.MILLISECONDS).contains(topic)) {
 				return;
 			}
 			int brokers = admin.describeCluster().nodes().get(timeout.toMillis(), TimeUnit.MILLISECONDS).size();
-			NewTopic newTopic = new NewTopic(topic, 1, (short) Math.min(3, brokers))
-				.configs(Map.of("retention.ms", String.valueOf(RETENTION.toMillis())));
+			NewTopic newTopic = new NewTopic(topic, 1, (short) Math.min(3, brokers)).configs(configs);
 			admin.createTopics(List.of(newTopic)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-			logger.info("Created marker topic '{}' on cluster '{}'", topic, cluster);
+			logger.info("Created {} topic '{}' on cluster '{}'", kind, topic, cluster);
 		}
 		catch (ExecutionException ex) {
 			if (!(ex.getCause() instanceof TopicExistsException)) {
-				throw new TandemException("Could not create marker topic '" + topic + "' on cluster '" + cluster
+				throw new TandemException("Could not create " + kind + " topic '" + topic + "' on cluster '" + cluster
 						+ "': " + ex.getCause(), ex.getCause());
 			}
 		}
