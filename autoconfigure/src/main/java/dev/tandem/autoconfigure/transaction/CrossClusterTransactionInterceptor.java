@@ -8,6 +8,7 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 
@@ -24,8 +25,10 @@ import dev.tandem.transaction.TransactionState;
  * Applies {@link CrossClusterTransactional}: runs the method through a
  * {@link CrossClusterTransactionTemplate} with the annotation's propagation and rollback rules.
  * When the method is a Tandem listener's and the transaction is new, the delivered records'
- * offsets are committed inside it on the consumer's own cluster; when such a transaction is
- * in-doubt, the listener thread waits for its resolution: committed, the records are done;
+ * offsets are committed inside it on the consumer's own cluster, and a failing record costs only
+ * itself (see {@link ListenerTransactions}: the delivery is narrowed to the failing record, which
+ * goes to a dead-letter topic with its offset or stops the container); when such a transaction
+ * is in-doubt, the listener thread waits for its resolution: committed, the records are done;
  * aborted, they are delivered again.
  *
  * @since 0.1.0
@@ -36,12 +39,29 @@ public class CrossClusterTransactionInterceptor implements MethodInterceptor {
 
 	private final CrossClusterTransactionTemplate template;
 
+	private final FailedRecordPolicy failedRecords;
+
+	private final @Nullable DeadLetterPublisher deadLetters;
+
 	/**
-	 * Creates an interceptor.
+	 * Creates an interceptor with the default failed-record policy and no dead-letter topics.
 	 * @param template the template with default settings
 	 */
 	public CrossClusterTransactionInterceptor(CrossClusterTransactionTemplate template) {
+		this(template, FailedRecordPolicy.DEFAULT, null);
+	}
+
+	/**
+	 * Creates an interceptor.
+	 * @param template the template with default settings
+	 * @param failedRecords what a listener does with a record that keeps failing
+	 * @param deadLetters publishes failed records, or null if there is no dead-letter topic
+	 */
+	public CrossClusterTransactionInterceptor(CrossClusterTransactionTemplate template, FailedRecordPolicy failedRecords,
+			@Nullable DeadLetterPublisher deadLetters) {
 		this.template = template;
+		this.failedRecords = failedRecords;
+		this.deadLetters = deadLetters;
 	}
 
 	@Override
@@ -51,36 +71,57 @@ public class CrossClusterTransactionInterceptor implements MethodInterceptor {
 		if (annotation == null) {
 			return invocation.proceed();
 		}
+		java.util.function.Predicate<Throwable> rollbackOn = (ex) -> rollbackOn(annotation, ex);
 		CrossClusterTransactionTemplate template = this.template.withPropagation(annotation.propagation())
-			.withRollbackOn((ex) -> rollbackOn(annotation, ex));
+			.withRollbackOn(rollbackOn);
 		boolean newTransaction = annotation.propagation() == Propagation.REQUIRES_NEW
 				|| (annotation.propagation() == Propagation.REQUIRED
 						&& CrossClusterTransactionTemplate.currentTransaction() == null);
 		ListenerInvocation listener = ListenerInvocation.current();
-		boolean commitsOffsets = newTransaction && listener != null && !listener.offsetsSent();
+		boolean commitsOffsets = newTransaction && listener != null && invocation instanceof ProxyMethodInvocation
+				&& listener.claim();
+		if (!commitsOffsets) {
+			return template.executeChecked((CrossClusterTransaction transaction) -> invocation.proceed());
+		}
 		try {
-			return template.executeChecked((CrossClusterTransaction transaction) -> {
-				Object result = invocation.proceed();
-				if (commitsOffsets && transaction != null) {
-					transaction.sendOffsets(listener.consumer(), listener.nextOffsets());
-					listener.markOffsetsSent();
-				}
-				return result;
-			});
+			return new ListenerTransactions(template, rollbackOn, this.failedRecords, this.deadLetters, listener,
+					(ProxyMethodInvocation) invocation).run();
 		}
 		catch (InDoubtTransactionException ex) {
-			if (commitsOffsets) {
-				return awaitListenerOutcome(ex);
+			return awaitListenerOutcome(ex);
+		}
+		catch (FailedRecordException ex) {
+			throw ex;
+		}
+		catch (Throwable ex) {
+			if (listener.batch() && !hasBatchListenerFailed(ex)) {
+				// Not the listener's failure: make the container's error handler seek back to the
+				// first record and deliver the batch again, committing nothing before it.
+				throw batchFailedAtFirstRecord(ex);
 			}
 			throw ex;
 		}
+	}
+
+	private static boolean hasBatchListenerFailed(Throwable ex) {
+		for (Throwable current = ex; current != null; current = (current.getCause() == current) ? null : current.getCause()) {
+			if (current.getClass().getName().equals("org.springframework.kafka.listener.BatchListenerFailedException")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static RuntimeException batchFailedAtFirstRecord(Throwable ex) {
+		return new org.springframework.kafka.listener.BatchListenerFailedException(
+				"Cross-cluster transaction of a batch failed; delivering the batch again", ex, 0);
 	}
 
 	/**
 	 * A listener's transaction is in-doubt: its records must be redelivered only if it aborts, so
 	 * block the listener thread until background resolution says which.
 	 */
-	private static @Nullable Object awaitListenerOutcome(InDoubtTransactionException ex) throws Exception {
+	static @Nullable Object awaitListenerOutcome(InDoubtTransactionException ex) throws Exception {
 		java.util.concurrent.CompletableFuture<TransactionState> outcome = ex.outcome();
 		if (outcome == null) {
 			throw ex;

@@ -157,13 +157,42 @@ public class TandemTransactionAutoConfiguration {
 	}
 
 	@Bean
+	@ConditionalOnMissingBean
+	FailedRecordPolicy tandemFailedRecordPolicy(TandemProperties properties, TandemClusters clusters) {
+		TandemProperties.Listener listener = properties.getListener();
+		if (listener.getAttempts() < 1) {
+			throw new TandemConfigurationException("tandem.listener.attempts", "tandem.listener.attempts is "
+					+ listener.getAttempts() + "; a failing record must be processed at least once.",
+					"Set tandem.listener.attempts to 1 or more (3 by default).");
+		}
+		if (listener.getBackOff() == null || listener.getBackOff().isNegative()) {
+			throw new TandemConfigurationException("tandem.listener.back-off", "tandem.listener.back-off is "
+					+ listener.getBackOff() + "; it must not be negative.", "Set tandem.listener.back-off to 0 or more, such as 1s.");
+		}
+		String cluster = listener.getDeadLetter().getCluster();
+		if (cluster != null && !cluster.isBlank() && !clusters.names().contains(cluster)) {
+			throw new TandemConfigurationException("tandem.listener.dead-letter.cluster", "tandem.listener.dead-letter.cluster '"
+					+ cluster + "' is not a configured cluster; configured clusters: " + clusters.names() + ".",
+					"Use one of " + clusters.names() + ", or leave it unset to dead-letter on each listener's own cluster.");
+		}
+		String suffix = listener.getDeadLetter().getTopicSuffix();
+		if (suffix == null || !suffix.matches("[a-zA-Z0-9._-]{1,200}")) {
+			throw new TandemConfigurationException("tandem.listener.dead-letter.topic-suffix", "'" + suffix
+					+ "' is not a valid topic name suffix.", "Use letters, digits, '.', '_' and '-', such as -dlt (the default).");
+		}
+		return new FailedRecordPolicy(listener.getAttempts(), listener.getBackOff(), listener.getFailedRecord(),
+				(cluster != null && !cluster.isBlank()) ? cluster : null, suffix);
+	}
+
+	@Bean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-	static Advisor crossClusterTransactionAdvisor(ObjectProvider<CrossClusterTransactionTemplate> template) {
+	static Advisor crossClusterTransactionAdvisor(ObjectProvider<CrossClusterTransactionTemplate> template,
+			ObjectProvider<FailedRecordPolicy> failedRecords, org.springframework.beans.factory.BeanFactory beanFactory) {
 		ComposablePointcut pointcut = new ComposablePointcut(
 				new AnnotationMatchingPointcut(CrossClusterTransactional.class, true))
 			.union(AnnotationMatchingPointcut.forMethodAnnotation(CrossClusterTransactional.class));
 		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(pointcut,
-				new LazyInterceptor(template));
+				new LazyInterceptor(template, failedRecords, beanFactory));
 		advisor.setOrder(org.springframework.core.Ordered.LOWEST_PRECEDENCE - 100);
 		return advisor;
 	}
@@ -176,20 +205,36 @@ public class TandemTransactionAutoConfiguration {
 
 		private final ObjectProvider<CrossClusterTransactionTemplate> template;
 
+		private final ObjectProvider<FailedRecordPolicy> failedRecords;
+
+		private final org.springframework.beans.factory.BeanFactory beanFactory;
+
 		private volatile CrossClusterTransactionInterceptor delegate;
 
-		LazyInterceptor(ObjectProvider<CrossClusterTransactionTemplate> template) {
+		LazyInterceptor(ObjectProvider<CrossClusterTransactionTemplate> template,
+				ObjectProvider<FailedRecordPolicy> failedRecords, org.springframework.beans.factory.BeanFactory beanFactory) {
 			this.template = template;
+			this.failedRecords = failedRecords;
+			this.beanFactory = beanFactory;
 		}
 
 		@Override
 		public Object invoke(org.aopalliance.intercept.MethodInvocation invocation) throws Throwable {
 			CrossClusterTransactionInterceptor interceptor = this.delegate;
 			if (interceptor == null) {
-				interceptor = new CrossClusterTransactionInterceptor(this.template.getObject());
+				FailedRecordPolicy policy = this.failedRecords.getIfAvailable(() -> FailedRecordPolicy.DEFAULT);
+				DeadLetterPublisher deadLetters = (policy.action() == TandemProperties.Listener.FailedRecordAction.DEAD_LETTER)
+						? new DeadLetterPublisher(policy, this::template) : null;
+				interceptor = new CrossClusterTransactionInterceptor(this.template.getObject(), policy, deadLetters);
 				this.delegate = interceptor;
 			}
 			return interceptor.invoke(invocation);
+		}
+
+		@SuppressWarnings("unchecked")
+		private ClusterTransactionalTemplate<Object, Object> template(String cluster) {
+			return this.beanFactory.getBean(cluster + ClusterTransactionalTemplateRegistrar.SUFFIX,
+					ClusterTransactionalTemplate.class);
 		}
 
 	}
