@@ -382,7 +382,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	private void commitDecided(Decision decision, List<Participant> working, long start) {
 		CrossClusterTransactionManager m = this.manager;
 		List<CompletableFuture<@Nullable Throwable>> commits = new ArrayList<>();
-		if (m.hook() == ProtocolHook.NONE) {
+		if (!m.hook().injectsFaults()) {
 			for (Participant participant : working) {
 				commits.add(CompletableFuture.supplyAsync(() -> commitParticipant(participant), m.executor()));
 			}

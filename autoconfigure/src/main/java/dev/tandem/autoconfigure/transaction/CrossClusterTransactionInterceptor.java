@@ -43,12 +43,15 @@ public class CrossClusterTransactionInterceptor implements MethodInterceptor {
 
 	private final @Nullable DeadLetterPublisher deadLetters;
 
+	private final TandemTransactionObserver observer;
+
 	/**
-	 * Creates an interceptor with the default failed-record policy and no dead-letter topics.
+	 * Creates an interceptor with the default failed-record policy, no dead-letter topics and no
+	 * observation.
 	 * @param template the template with default settings
 	 */
 	public CrossClusterTransactionInterceptor(CrossClusterTransactionTemplate template) {
-		this(template, FailedRecordPolicy.DEFAULT, null);
+		this(template, FailedRecordPolicy.DEFAULT, null, TandemTransactionObserver.NONE);
 	}
 
 	/**
@@ -56,12 +59,14 @@ public class CrossClusterTransactionInterceptor implements MethodInterceptor {
 	 * @param template the template with default settings
 	 * @param failedRecords what a listener does with a record that keeps failing
 	 * @param deadLetters publishes failed records, or null if there is no dead-letter topic
+	 * @param observer observes every new transaction
 	 */
 	public CrossClusterTransactionInterceptor(CrossClusterTransactionTemplate template, FailedRecordPolicy failedRecords,
-			@Nullable DeadLetterPublisher deadLetters) {
+			@Nullable DeadLetterPublisher deadLetters, TandemTransactionObserver observer) {
 		this.template = template;
 		this.failedRecords = failedRecords;
 		this.deadLetters = deadLetters;
+		this.observer = observer;
 	}
 
 	@Override
@@ -81,11 +86,15 @@ public class CrossClusterTransactionInterceptor implements MethodInterceptor {
 		boolean commitsOffsets = newTransaction && listener != null && invocation instanceof ProxyMethodInvocation
 				&& listener.claim();
 		if (!commitsOffsets) {
-			return template.executeChecked((CrossClusterTransaction transaction) -> invocation.proceed());
+			if (!newTransaction) {
+				return template.executeChecked((CrossClusterTransaction transaction) -> invocation.proceed());
+			}
+			return ObservedTransactions.execute(this.observer, template,
+					(CrossClusterTransaction transaction) -> invocation.proceed());
 		}
 		try {
-			return new ListenerTransactions(template, rollbackOn, this.failedRecords, this.deadLetters, listener,
-					(ProxyMethodInvocation) invocation).run();
+			return new ListenerTransactions(template, rollbackOn, this.failedRecords, this.deadLetters, this.observer,
+					listener, (ProxyMethodInvocation) invocation).run();
 		}
 		catch (InDoubtTransactionException ex) {
 			return awaitListenerOutcome(ex);

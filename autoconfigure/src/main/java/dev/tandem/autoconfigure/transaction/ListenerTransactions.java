@@ -57,6 +57,8 @@ final class ListenerTransactions {
 
 	private final @Nullable DeadLetterPublisher deadLetters;
 
+	private final TandemTransactionObserver observer;
+
 	private final ListenerInvocation delivery;
 
 	private final ProxyMethodInvocation invocation;
@@ -64,9 +66,10 @@ final class ListenerTransactions {
 	private final Object[] arguments;
 
 	ListenerTransactions(CrossClusterTransactionTemplate template, Predicate<Throwable> rollbackOn,
-			FailedRecordPolicy policy, @Nullable DeadLetterPublisher deadLetters, ListenerInvocation delivery,
-			ProxyMethodInvocation invocation) {
+			FailedRecordPolicy policy, @Nullable DeadLetterPublisher deadLetters, TandemTransactionObserver observer,
+			ListenerInvocation delivery, ProxyMethodInvocation invocation) {
 		this.template = template;
+		this.observer = observer;
 		this.rollbackOn = rollbackOn;
 		this.policy = policy;
 		this.deadLetters = deadLetters;
@@ -148,7 +151,8 @@ final class ListenerTransactions {
 			String groupId = groupId();
 			CrossClusterTransactionTemplate deadLetterTemplate = this.template
 				.withRollbackOn(CrossClusterTransactionTemplate::defaultRollback);
-			untilDecided(() -> deadLetterTemplate.execute((CrossClusterTransaction transaction) -> {
+			untilDecided(() -> ObservedTransactions.execute(this.observer, deadLetterTemplate,
+					(CrossClusterTransaction transaction) -> {
 				publisher.publish(this.delivery.cluster(), groupId, record, cause);
 				transaction.sendOffsets(this.delivery.consumer(), ListenerInvocation.nextOffsets(List.of(record)));
 				return null;
@@ -189,7 +193,8 @@ final class ListenerTransactions {
 		Object[] arguments = slice(from, to);
 		Throwable[] listenerFailure = new Throwable[1];
 		try {
-			Object result = untilDecided(() -> this.template.executeChecked((CrossClusterTransaction transaction) -> {
+			Object result = untilDecided(() -> ObservedTransactions.execute(this.observer, this.template,
+					(CrossClusterTransaction transaction) -> {
 				Object value;
 				try {
 					MethodInvocation call = this.invocation.invocableClone(arguments);

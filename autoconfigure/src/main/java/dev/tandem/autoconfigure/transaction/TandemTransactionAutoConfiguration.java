@@ -1,6 +1,7 @@
 package dev.tandem.autoconfigure.transaction;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import org.slf4j.Logger;
@@ -14,9 +15,12 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
@@ -44,7 +48,8 @@ import dev.tandem.transaction.TransactionStatistics;
  * @since 0.1.0
  */
 @AutoConfiguration(after = TandemCoordinatorAutoConfiguration.class,
-		afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
+		afterName = { "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
+				"org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration" })
 @ConditionalOnProperty(prefix = "tandem.transaction", name = "enabled", matchIfMissing = true)
 @Import({ ClusterTransactionalTemplateRegistrar.class, TandemTransactionAutoConfiguration.AutoProxyRegistrar.class })
 public class TandemTransactionAutoConfiguration {
@@ -110,7 +115,14 @@ public class TandemTransactionAutoConfiguration {
 			builder.cluster(cluster, config);
 		}
 		listeners.orderedStream().forEach(builder::listener);
-		hook.ifAvailable(builder::protocolHook);
+		// the observation's step events (ObservationTransactionObserver) are one of these hooks
+		List<ProtocolHook> hooks = hook.orderedStream().toList();
+		if (hooks.size() == 1) {
+			builder.protocolHook(hooks.get(0));
+		}
+		else if (hooks.size() > 1) {
+			builder.protocolHook(new CompositeProtocolHook(hooks));
+		}
 		leaderCaches.ifAvailable((registry) -> builder.producerCreated((cluster, producer) -> {
 			try {
 				registry.bind(cluster, producer);
@@ -156,6 +168,24 @@ public class TandemTransactionAutoConfiguration {
 		return new CrossClusterTransactionTemplate(manager);
 	}
 
+	/**
+	 * A Micrometer Observation per cross-cluster transaction and per record sent in one, when
+	 * the application has an {@code ObservationRegistry} (turn it off with Spring Boot's
+	 * {@code management.observations.enable.tandem=false}).
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "io.micrometer.observation.ObservationRegistry")
+	@ConditionalOnBean(type = "io.micrometer.observation.ObservationRegistry")
+	static class ObservationConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(TandemTransactionObserver.class)
+		ObservationTransactionObserver tandemTransactionObserver(io.micrometer.observation.ObservationRegistry registry) {
+			return new ObservationTransactionObserver(registry);
+		}
+
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	FailedRecordPolicy tandemFailedRecordPolicy(TandemProperties properties, TandemClusters clusters) {
@@ -187,12 +217,13 @@ public class TandemTransactionAutoConfiguration {
 	@Bean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	static Advisor crossClusterTransactionAdvisor(ObjectProvider<CrossClusterTransactionTemplate> template,
-			ObjectProvider<FailedRecordPolicy> failedRecords, org.springframework.beans.factory.BeanFactory beanFactory) {
+			ObjectProvider<FailedRecordPolicy> failedRecords, ObjectProvider<TandemTransactionObserver> observer,
+			org.springframework.beans.factory.BeanFactory beanFactory) {
 		ComposablePointcut pointcut = new ComposablePointcut(
 				new AnnotationMatchingPointcut(CrossClusterTransactional.class, true))
 			.union(AnnotationMatchingPointcut.forMethodAnnotation(CrossClusterTransactional.class));
 		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(pointcut,
-				new LazyInterceptor(template, failedRecords, beanFactory));
+				new LazyInterceptor(template, failedRecords, observer, beanFactory));
 		advisor.setOrder(org.springframework.core.Ordered.LOWEST_PRECEDENCE - 100);
 		return advisor;
 	}
@@ -207,14 +238,18 @@ public class TandemTransactionAutoConfiguration {
 
 		private final ObjectProvider<FailedRecordPolicy> failedRecords;
 
+		private final ObjectProvider<TandemTransactionObserver> observer;
+
 		private final org.springframework.beans.factory.BeanFactory beanFactory;
 
 		private volatile CrossClusterTransactionInterceptor delegate;
 
 		LazyInterceptor(ObjectProvider<CrossClusterTransactionTemplate> template,
-				ObjectProvider<FailedRecordPolicy> failedRecords, org.springframework.beans.factory.BeanFactory beanFactory) {
+				ObjectProvider<FailedRecordPolicy> failedRecords, ObjectProvider<TandemTransactionObserver> observer,
+				org.springframework.beans.factory.BeanFactory beanFactory) {
 			this.template = template;
 			this.failedRecords = failedRecords;
+			this.observer = observer;
 			this.beanFactory = beanFactory;
 		}
 
@@ -225,7 +260,8 @@ public class TandemTransactionAutoConfiguration {
 				FailedRecordPolicy policy = this.failedRecords.getIfAvailable(() -> FailedRecordPolicy.DEFAULT);
 				DeadLetterPublisher deadLetters = (policy.action() == TandemProperties.Listener.FailedRecordAction.DEAD_LETTER)
 						? new DeadLetterPublisher(policy, this::template) : null;
-				interceptor = new CrossClusterTransactionInterceptor(this.template.getObject(), policy, deadLetters);
+				interceptor = new CrossClusterTransactionInterceptor(this.template.getObject(), policy, deadLetters,
+						this.observer.getIfAvailable(() -> TandemTransactionObserver.NONE));
 				this.delegate = interceptor;
 			}
 			return interceptor.invoke(invocation);
