@@ -75,6 +75,8 @@ class TransactionObservationTests {
 
 	private final Queue<String> events = new ConcurrentLinkedQueue<>();
 
+	private final Queue<Observation.Context> stopped = new ConcurrentLinkedQueue<>();
+
 	@BeforeAll
 	static void startClusters() {
 		kafka = EmbeddedKafkaClusters.builder().cluster("east", 1).cluster("west", 1).build().start();
@@ -105,7 +107,7 @@ class TransactionObservationTests {
 					new PropagatingSenderTracingObservationHandler<>(tracer, propagator),
 					new PropagatingReceiverTracingObservationHandler<>(tracer, propagator),
 					new DefaultTracingObservationHandler(tracer)))
-			.observationHandler(new EventRecorder(this.events));
+			.observationHandler(new EventRecorder(this.events, this.stopped));
 		this.context = new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
 			.initializers((applicationContext) -> applicationContext.getBeanFactory()
 				.registerSingleton("observationRegistry", this.registry))
@@ -128,12 +130,19 @@ class TransactionObservationTests {
 		sender.sendToBoth("a");
 		assertThatIllegalStateException().isThrownBy(() -> sender.sendToEastAndFail("b"));
 		TestObservationRegistryAssert.assertThat(this.registry)
-			.hasNumberOfObservationsWithNameEqualTo(ObservationTransactionObserver.NAME, 2);
-		List<Observation.Context> transactions = this.registry.getContexts()
-			.stream()
-			.map((recorded) -> recorded.getContext())
+			.hasNumberOfObservationsWithNameEqualTo(ObservationTransactionObserver.NAME, 2)
+			.hasNumberOfObservationsWithNameEqualTo(ObservationTransactionObserver.SEND_NAME, 3)
+			.hasObservationWithNameEqualTo(ObservationTransactionObserver.NAME)
+			.that()
+			.hasBeenStarted()
+			.hasBeenStopped()
+			.hasLowCardinalityKeyValueWithKey(ObservationTransactionObserver.OUTCOME)
+			.hasLowCardinalityKeyValueWithKey(ObservationTransactionObserver.CLUSTERS)
+			.hasHighCardinalityKeyValueWithKey(ObservationTransactionObserver.TRANSACTION_ID);
+		List<Observation.Context> transactions = this.stopped.stream()
 			.filter((context) -> context.getName().equals(ObservationTransactionObserver.NAME))
 			.toList();
+		assertThat(transactions).hasSize(2);
 		Observation.Context committed = transactions.get(0);
 		assertThat(committed.getLowCardinalityKeyValue(ObservationTransactionObserver.OUTCOME).getValue())
 			.isEqualTo("committed");
@@ -146,13 +155,10 @@ class TransactionObservationTests {
 			.isEqualTo("aborted");
 		assertThat(aborted.getLowCardinalityKeyValue(ObservationTransactionObserver.CLUSTERS).getValue()).isEqualTo("1");
 		assertThat(aborted.getError()).isInstanceOf(IllegalStateException.class);
-		assertThat(this.registry.getContexts()).allSatisfy((recorded) -> {
-			assertThat(recorded.isObservationStarted()).isTrue();
-			assertThat(recorded.isObservationStopped()).isTrue();
-		});
-		assertThat(this.registry.getContexts().stream()
-			.filter((recorded) -> recorded.getContext().getName().equals(ObservationTransactionObserver.SEND_NAME)))
-			.hasSize(3);
+		assertThat(this.stopped.stream()
+			.filter((context) -> context.getName().equals(ObservationTransactionObserver.SEND_NAME))
+			.map((context) -> context.getLowCardinalityKeyValue("tandem.cluster").getValue()))
+			.containsExactlyInAnyOrder("east", "west", "east");
 	}
 
 	@Test
@@ -171,19 +177,35 @@ class TransactionObservationTests {
 			List<ConsumerRecord<byte[], byte[]>> sent = ReadCommitted.records(kafka.cluster(cluster).bootstrapServers(),
 					"traced-out", ReadCommitted.DEFAULT_TIMEOUT);
 			assertThat(sent).hasSize(1);
-			Header b3 = sent.get(0).headers().lastHeader("b3");
-			assertThat(b3).as("trace header of the record sent to %s", cluster).isNotNull();
-			assertThat(new String(b3.value(), StandardCharsets.UTF_8)).startsWith(TRACE_ID + "-");
+			assertThat(traceId(sent.get(0))).as("trace id of the record sent to %s", cluster).isEqualTo(TRACE_ID);
 		}
 	}
 
-	/** Records each observation event as "transaction-id event-name". */
+	/** The trace id of B3 headers, single ({@code b3}) or multiple ({@code X-B3-TraceId}). */
+	private static String traceId(ConsumerRecord<byte[], byte[]> record) {
+		Header single = record.headers().lastHeader("b3");
+		if (single != null) {
+			return new String(single.value(), StandardCharsets.UTF_8).split("-")[0];
+		}
+		Header multi = record.headers().lastHeader("X-B3-TraceId");
+		return (multi != null) ? new String(multi.value(), StandardCharsets.UTF_8) : null;
+	}
+
+	/** Records each observation event as "transaction-id event-name", and each stopped context. */
 	static final class EventRecorder implements ObservationHandler<Observation.Context> {
 
 		private final Queue<String> events;
 
-		EventRecorder(Queue<String> events) {
+		private final Queue<Observation.Context> stopped;
+
+		EventRecorder(Queue<String> events, Queue<Observation.Context> stopped) {
 			this.events = events;
+			this.stopped = stopped;
+		}
+
+		@Override
+		public void onStop(Observation.Context context) {
+			this.stopped.add(context);
 		}
 
 		@Override

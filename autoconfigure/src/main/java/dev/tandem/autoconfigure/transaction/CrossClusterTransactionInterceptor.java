@@ -99,31 +99,6 @@ public class CrossClusterTransactionInterceptor implements MethodInterceptor {
 		catch (InDoubtTransactionException ex) {
 			return awaitListenerOutcome(ex);
 		}
-		catch (FailedRecordException ex) {
-			throw ex;
-		}
-		catch (Throwable ex) {
-			if (listener.batch() && !hasBatchListenerFailed(ex)) {
-				// Not the listener's failure: make the container's error handler seek back to the
-				// first record and deliver the batch again, committing nothing before it.
-				throw batchFailedAtFirstRecord(ex);
-			}
-			throw ex;
-		}
-	}
-
-	private static boolean hasBatchListenerFailed(Throwable ex) {
-		for (Throwable current = ex; current != null; current = (current.getCause() == current) ? null : current.getCause()) {
-			if (current.getClass().getName().equals("org.springframework.kafka.listener.BatchListenerFailedException")) {
-				return true;
-			}
-		}
-		return false;
-	}
-
-	private static RuntimeException batchFailedAtFirstRecord(Throwable ex) {
-		return new org.springframework.kafka.listener.BatchListenerFailedException(
-				"Cross-cluster transaction of a batch failed; delivering the batch again", ex, 0);
 	}
 
 	/**

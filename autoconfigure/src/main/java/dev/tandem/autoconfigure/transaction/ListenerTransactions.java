@@ -65,6 +65,9 @@ final class ListenerTransactions {
 
 	private final Object[] arguments;
 
+	/** Records {@code [0, settled)} are committed or dead-lettered: processing goes left to right. */
+	private int settled;
+
 	ListenerTransactions(CrossClusterTransactionTemplate template, Predicate<Throwable> rollbackOn,
 			FailedRecordPolicy policy, @Nullable DeadLetterPublisher deadLetters, TandemTransactionObserver observer,
 			ListenerInvocation delivery, ProxyMethodInvocation invocation) {
@@ -87,17 +90,46 @@ final class ListenerTransactions {
 	 */
 	@Nullable Object run() throws Throwable {
 		int size = this.delivery.records().size();
-		Attempt whole = attempt(0, size);
-		if (whole.failure == null) {
-			return whole.result;
+		try {
+			Attempt whole = attempt(0, size);
+			if (whole.failure == null) {
+				return whole.result;
+			}
+			if (size == 0) {
+				throw whole.failure;
+			}
+			if (size == 1) {
+				settle(0, whole.failure, 1);
+			}
+			else {
+				narrow(0, size, whole.failure);
+			}
+			return null;
 		}
-		if (size == 1) {
-			settle(0, whole.failure, 1);
+		catch (FailedRecordException ex) {
+			throw ex;
 		}
-		else {
-			narrow(0, size, whole.failure);
+		catch (Throwable ex) {
+			if (this.delivery.batch() && size > 0 && !isBatchListenerFailed(ex)) {
+				// Not the listener's failure: the container's error handler seeks back to the first
+				// record not yet committed and delivers from there again; the ones before it were
+				// committed by their own transactions (Spring Kafka commits the same offsets again).
+				throw new org.springframework.kafka.listener.BatchListenerFailedException(
+						"Cross-cluster transaction of a listener batch failed; delivering it again from record "
+								+ this.settled,
+						ex, Math.min(this.settled, size - 1));
+			}
+			throw ex;
 		}
-		return null;
+	}
+
+	private static boolean isBatchListenerFailed(Throwable ex) {
+		for (Throwable current = ex; current != null; current = (current.getCause() == current) ? null : current.getCause()) {
+			if (current.getClass().getName().equals(BATCH_LISTENER_FAILED)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private void process(int from, int to) throws Throwable {
@@ -157,6 +189,7 @@ final class ListenerTransactions {
 				transaction.sendOffsets(this.delivery.consumer(), ListenerInvocation.nextOffsets(List.of(record)));
 				return null;
 			}));
+			this.settled = Math.max(this.settled, index + 1);
 			logger.warn("Record {}-{}@{} of cluster '{}' failed {} attempt(s) and was published to {} on cluster '{}' "
 					+ "with its offset: {}", record.topic(), record.partition(), record.offset(), this.delivery.cluster(),
 					this.policy.attempts(), publisher.topic(record.topic()), publisher.cluster(this.delivery.cluster()),
@@ -209,6 +242,7 @@ final class ListenerTransactions {
 				}
 				return value;
 			}));
+			this.settled = Math.max(this.settled, to);
 			return new Attempt(result, null);
 		}
 		catch (Throwable ex) {
