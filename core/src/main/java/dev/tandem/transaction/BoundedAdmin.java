@@ -30,7 +30,7 @@ public final class BoundedAdmin {
 	 */
 	public static Admin create(Map<String, ?> clientConfig, Duration timeout) {
 		Map<String, Object> config = new HashMap<>(clientConfig);
-		config.keySet().removeIf((key) -> !AdminClientConfig.configNames().contains(key));
+		ClientConfigs.retain(config, AdminClientConfig.configNames());
 		int timeoutMs = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
 		config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeoutMs);
 		config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeoutMs);

@@ -240,7 +240,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	public <K, V> KafkaConsumer<K, V> createConsumer(String cluster, Map<String, Object> overrides,
 			Deserializer<K> keyDeserializer, Deserializer<V> valueDeserializer) {
 		Map<String, Object> config = new HashMap<>(clusterConfig(cluster));
-		config.keySet().removeIf((key) -> !ConsumerConfig.configNames().contains(key));
+		ClientConfigs.retain(config, ConsumerConfig.configNames());
 		// The cluster's configuration is the producers'; their interceptors are not consumer interceptors.
 		config.remove(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG);
 		config.putAll(overrides);
@@ -443,8 +443,9 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		// Keys under "tandem." configure Tandem's own client interceptors (the leader cache's
 		// registry and cluster name, see LeaderCacheRegistry#instrument): dropping them would leave
 		// the transactional producers, the busiest clients, out of the leader cache.
-		config.keySet()
-			.removeIf((key) -> !ProducerConfig.configNames().contains(key) && !key.startsWith(TANDEM_CLIENT_CONFIG_PREFIX));
+		config.entrySet()
+			.removeIf((entry) -> !ProducerConfig.configNames().contains(entry.getKey())
+					&& !entry.getKey().startsWith(TANDEM_CLIENT_CONFIG_PREFIX) && !ClientConfigs.isPluginObject(entry.getValue()));
 		config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
 		config.put(ProducerConfig.ACKS_CONFIG, "all");
 		config.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, (int) this.transactionTimeout.toMillis());

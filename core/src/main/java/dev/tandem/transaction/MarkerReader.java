@@ -55,7 +55,7 @@ public final class MarkerReader {
 	public static MarkerOutcome read(ParticipantRecord participant, Map<String, Object> clientConfig,
 			Duration timeout) {
 		Map<String, Object> config = new HashMap<>(clientConfig);
-		config.keySet().removeIf((key) -> !ConsumerConfig.configNames().contains(key));
+		ClientConfigs.retain(config, ConsumerConfig.configNames());
 		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, IsolationLevel.READ_COMMITTED.toString());
 		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
 		config.remove(ConsumerConfig.GROUP_ID_CONFIG);
