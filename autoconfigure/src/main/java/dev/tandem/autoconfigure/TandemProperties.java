@@ -31,6 +31,8 @@ public class TandemProperties {
 
 	private final Failover failover = new Failover();
 
+	private final Listener listener = new Listener();
+
 	public Map<String, Cluster> getClusters() {
 		return this.clusters;
 	}
@@ -47,13 +49,18 @@ public class TandemProperties {
 		return this.failover;
 	}
 
+	public Listener getListener() {
+		return this.listener;
+	}
+
 	/**
 	 * One Kafka cluster.
 	 */
 	public static class Cluster {
 
 		/**
-		 * Bootstrap servers (host:port) of the cluster.
+		 * Bootstrap servers (host:port) of the cluster; a TandemClusterConnectionDetails bean for
+		 * the cluster wins.
 		 */
 		private List<String> bootstrapServers = new ArrayList<>();
 
@@ -77,6 +84,8 @@ public class TandemProperties {
 		 */
 		private final Map<String, String> admin = new HashMap<>();
 
+		private final Ssl ssl = new Ssl();
+
 		public List<String> getBootstrapServers() {
 			return this.bootstrapServers;
 		}
@@ -99,6 +108,31 @@ public class TandemProperties {
 
 		public Map<String, String> getAdmin() {
 			return this.admin;
+		}
+
+		public Ssl getSsl() {
+			return this.ssl;
+		}
+
+		/**
+		 * SSL of one cluster.
+		 */
+		public static class Ssl {
+
+			/**
+			 * Name of the SSL bundle (spring.ssl.bundle.*) for every client of this cluster,
+			 * instead of the one inherited from spring.kafka.ssl.bundle.
+			 */
+			private @Nullable String bundle;
+
+			public @Nullable String getBundle() {
+				return this.bundle;
+			}
+
+			public void setBundle(@Nullable String bundle) {
+				this.bundle = bundle;
+			}
+
 		}
 
 	}
@@ -367,6 +401,117 @@ public class TandemProperties {
 						+ "or 0 to check only when producers send and when /actuator/kafkaleaders or health is read");
 			}
 			this.reachabilityCheckInterval = reachabilityCheckInterval;
+		}
+
+	}
+
+	/**
+	 * {@code @CrossClusterTransactional} listeners on Tandem's listener containers: what happens
+	 * to a record whose processing keeps failing.
+	 */
+	public static class Listener {
+
+		/**
+		 * Times a failing record is processed, the first included, before it is given up: then
+		 * failed-record applies. A failing batch is first narrowed to its failing record (by the
+		 * index of a BatchListenerFailedException, else by bisection in smaller transactions).
+		 */
+		private int attempts = 3;
+
+		/**
+		 * Pause between two attempts of a failing record, and between retries of a delivery
+		 * whose transaction failed for a reason other than the listener (a cluster that cannot
+		 * commit), which is retried until it succeeds.
+		 */
+		private Duration backOff = Duration.ofSeconds(1);
+
+		/**
+		 * What happens to a record that failed every attempt.
+		 */
+		private FailedRecordAction failedRecord = FailedRecordAction.STOP;
+
+		private final DeadLetter deadLetter = new DeadLetter();
+
+		public int getAttempts() {
+			return this.attempts;
+		}
+
+		public void setAttempts(int attempts) {
+			this.attempts = attempts;
+		}
+
+		public Duration getBackOff() {
+			return this.backOff;
+		}
+
+		public void setBackOff(Duration backOff) {
+			this.backOff = backOff;
+		}
+
+		public FailedRecordAction getFailedRecord() {
+			return this.failedRecord;
+		}
+
+		public void setFailedRecord(FailedRecordAction failedRecord) {
+			this.failedRecord = failedRecord;
+		}
+
+		public DeadLetter getDeadLetter() {
+			return this.deadLetter;
+		}
+
+		/**
+		 * Dead-letter topics of failed records.
+		 */
+		public static class DeadLetter {
+
+			/**
+			 * Cluster of the dead-letter topics. Defaults to the listener's own cluster (then the
+			 * record and its offset commit in one Kafka transaction).
+			 */
+			private @Nullable String cluster;
+
+			/**
+			 * Suffix appended to a record's topic to name its dead-letter topic. The topic must
+			 * exist (or the cluster must create topics on first use).
+			 */
+			private String topicSuffix = "-dlt";
+
+			public @Nullable String getCluster() {
+				return this.cluster;
+			}
+
+			public void setCluster(@Nullable String cluster) {
+				this.cluster = cluster;
+			}
+
+			public String getTopicSuffix() {
+				return this.topicSuffix;
+			}
+
+			public void setTopicSuffix(String topicSuffix) {
+				this.topicSuffix = topicSuffix;
+			}
+
+		}
+
+		/**
+		 * What happens to a listener record that failed every attempt.
+		 */
+		public enum FailedRecordAction {
+
+			/**
+			 * Stop the listener's container, the record's offset not committed: it is delivered
+			 * again when the container is started. Nothing is lost.
+			 */
+			STOP,
+
+			/**
+			 * Publish the record to its dead-letter topic and commit its offset in the same
+			 * cross-cluster transaction; the listener goes on with the next record.
+			 */
+			DEAD_LETTER
+
 		}
 
 	}

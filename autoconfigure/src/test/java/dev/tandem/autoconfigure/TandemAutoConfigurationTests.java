@@ -163,6 +163,34 @@ class TandemAutoConfigurationTests {
 	}
 
 	@Test
+	void failedRecordSettingsThatCannotWorkAreReportedWithTheProperty() {
+		configured().withPropertyValues("tandem.listener.attempts=0").run((context) -> {
+			FailureAnalysis analysis = analysis(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("tandem.listener.attempts");
+			assertThat(analysis.getAction()).contains("tandem.listener.attempts");
+		});
+		configured().withPropertyValues("tandem.listener.dead-letter.cluster=north").run((context) -> {
+			FailureAnalysis analysis = analysis(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("tandem.listener.dead-letter.cluster").contains("'north'");
+			assertThat(analysis.getAction()).contains("[east, west]");
+		});
+	}
+
+	@Test
+	void tandemListenerContainersCommitOnlyThroughTransactionsWhateverSpringKafkaListenerSays() {
+		configured().withConfiguration(AutoConfigurations.of(org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration.class))
+			.withPropertyValues("spring.kafka.listener.ack-mode=record", "spring.kafka.listener.poll-timeout=777ms")
+			.run((context) -> {
+			ConcurrentKafkaListenerContainerFactory<?, ?> factory = context.getBean("eastKafkaListenerContainerFactory",
+					ConcurrentKafkaListenerContainerFactory.class);
+			assertThat(factory.getContainerProperties().getAckMode())
+				.isEqualTo(org.springframework.kafka.listener.ContainerProperties.AckMode.MANUAL);
+			assertThat(factory.getContainerProperties().getKafkaAwareTransactionManager()).isNull();
+			assertThat(factory.getContainerProperties().getPollTimeout()).isEqualTo(777);
+		});
+	}
+
+	@Test
 	void missingInstanceIdIsReportedWithTheProperty() {
 		runner().withPropertyValues("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
 				"tandem.transaction.id-prefix=p").run((context) -> {

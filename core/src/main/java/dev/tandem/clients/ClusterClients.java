@@ -14,6 +14,8 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.config.types.Password;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The configured Kafka clusters of one app and the client configuration of each, by client type
@@ -60,7 +62,8 @@ public final class ClusterClients {
 	}
 
 	/**
-	 * Returns the keys of a configuration that one client type knows.
+	 * Returns the keys of a configuration that one client type knows, and the objects client plugins
+	 * need ({@link #isPluginObject(Object)}).
 	 * @param config any client configuration
 	 * @param configNames the client type's names, for example {@link ProducerConfig#configNames()}
 	 * @return a new mutable map
@@ -73,11 +76,25 @@ public final class ClusterClients {
 			boolean tandemKeys) {
 		Map<String, Object> result = new HashMap<>();
 		config.forEach((key, value) -> {
-			if (configNames.contains(key) || (tandemKeys && key.startsWith(TANDEM_CONFIG_PREFIX))) {
+			if (configNames.contains(key) || (tandemKeys && key.startsWith(TANDEM_CONFIG_PREFIX))
+					|| isPluginObject(value)) {
 				result.put(key, value);
 			}
 		});
 		return result;
+	}
+
+	/**
+	 * Returns whether a property value is an object for a client plugin rather than a setting: such
+	 * an object travels in the properties under a key of its own, as Spring Boot's SSL bundle does
+	 * for its {@code ssl.engine.factory.class}, and the plugin cannot work without it, so every
+	 * client type keeps it.
+	 * @param value the value
+	 * @return false for null, strings, numbers, booleans, classes, lists and passwords
+	 */
+	public static boolean isPluginObject(@Nullable Object value) {
+		return !(value == null || value instanceof CharSequence || value instanceof Number || value instanceof Boolean
+				|| value instanceof Class<?> || value instanceof List<?> || value instanceof Password);
 	}
 
 	/**

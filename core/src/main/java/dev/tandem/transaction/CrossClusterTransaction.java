@@ -412,7 +412,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	private void commitDecided(Decision decision, List<Participant> working, long start) {
 		Executor executor = this.context.commitExecutor();
 		List<CompletableFuture<@Nullable Throwable>> commits = new ArrayList<>();
-		if (this.context.hook() == ProtocolHook.NONE) {
+		if (!this.context.hook().injectsFaults()) {
 			for (Participant participant : working) {
 				commits.add(CompletableFuture.supplyAsync(() -> commitParticipant(participant), executor));
 			}

@@ -21,8 +21,11 @@ import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.config.SaslConfigs;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.test.JaasUtils;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
 import org.apache.kafka.metadata.BrokerState;
@@ -60,6 +63,19 @@ public final class EmbeddedKafkaCluster {
 	 */
 	public static final int NO_LEADER = -1;
 
+	/**
+	 * User name of the only (super) user of a cluster declared with
+	 * {@link EmbeddedKafkaClusters.Builder#saslPlainCluster(String, int)}.
+	 * @since 0.1.0
+	 */
+	public static final String SASL_USERNAME = JaasUtils.KAFKA_PLAIN_ADMIN;
+
+	/**
+	 * Password of {@link #SASL_USERNAME}.
+	 * @since 0.1.0
+	 */
+	public static final String SASL_PASSWORD = JaasUtils.KAFKA_PLAIN_ADMIN_PASSWORD;
+
 	private static final Logger logger = LoggerFactory.getLogger(EmbeddedKafkaCluster.class);
 
 	private static final Duration ADMIN_CLOSE_TIMEOUT = Duration.ofSeconds(10);
@@ -72,6 +88,8 @@ public final class EmbeddedKafkaCluster {
 
 	private final Duration operationTimeout;
 
+	private final boolean saslPlain;
+
 	private final Object adminMonitor = new Object();
 
 	private @Nullable Admin admin;
@@ -83,8 +101,9 @@ public final class EmbeddedKafkaCluster {
 	private final Set<Integer> stoppedBrokers = new TreeSet<>();
 
 	private EmbeddedKafkaCluster(String name, KafkaClusterTestKit testKit, String bootstrapServers,
-			Duration operationTimeout) {
+			Duration operationTimeout, boolean saslPlain) {
 		this.name = name;
+		this.saslPlain = saslPlain;
 		this.testKit = testKit;
 		this.bootstrapServers = bootstrapServers;
 		this.operationTimeout = operationTimeout;
@@ -96,11 +115,15 @@ public final class EmbeddedKafkaCluster {
 		try {
 			// A separate controller: in combined mode the kit's concurrent start-up can hit a
 			// fatal Raft error.
-			TestKitNodes nodes = new TestKitNodes.Builder(productionBootstrapMetadata()).setCombined(false)
+			TestKitNodes.Builder nodesBuilder = new TestKitNodes.Builder(productionBootstrapMetadata()).setCombined(false)
 				.setNumControllerNodes(1)
 				.setNumBrokerNodes(spec.brokers())
-				.setBaseDirectory(directory)
-				.build();
+				.setBaseDirectory(directory);
+			if (spec.saslPlain()) {
+				nodesBuilder.setBrokerSecurityProtocol(SecurityProtocol.SASL_PLAINTEXT)
+					.setControllerSecurityProtocol(SecurityProtocol.SASL_PLAINTEXT);
+			}
+			TestKitNodes nodes = nodesBuilder.build();
 			KafkaClusterTestKit.Builder builder = new KafkaClusterTestKit.Builder(nodes);
 			spec.brokerProperties().forEach(builder::setConfigProp);
 			testKit = builder.build();
@@ -108,7 +131,7 @@ public final class EmbeddedKafkaCluster {
 			testKit.startup();
 			testKit.waitForReadyBrokers();
 			EmbeddedKafkaCluster cluster = new EmbeddedKafkaCluster(spec.name(), testKit, testKit.bootstrapServers(),
-					operationTimeout);
+					operationTimeout, spec.saslPlain());
 			logger.info("Started embedded Kafka cluster '{}' ({} brokers, cluster id {}) at {} in {} ms", spec.name(),
 					spec.brokers(), nodes.clusterId(), cluster.bootstrapServers,
 					Duration.ofNanos(System.nanoTime() - started).toMillis());
@@ -407,6 +430,7 @@ public final class EmbeddedKafkaCluster {
 				Map<String, Object> properties = new HashMap<>();
 				properties.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, this.bootstrapServers);
 				properties.put(AdminClientConfig.CLIENT_ID_CONFIG, "tandem-test-admin-" + this.name);
+				properties.putAll(clientSecurityProperties());
 				admin = Admin.create(properties);
 				this.admin = admin;
 			}
@@ -425,6 +449,7 @@ public final class EmbeddedKafkaCluster {
 		properties.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, this.bootstrapServers);
 		properties.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
 		properties.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+		properties.putAll(clientSecurityProperties());
 		return properties;
 	}
 
@@ -441,7 +466,36 @@ public final class EmbeddedKafkaCluster {
 		properties.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
 		properties.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
 		properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+		properties.putAll(clientSecurityProperties());
 		return properties;
+	}
+
+	/**
+	 * Return the client properties this cluster's listeners require: for a cluster declared
+	 * with {@link EmbeddedKafkaClusters.Builder#saslPlainCluster(String, int)},
+	 * {@code security.protocol=SASL_PLAINTEXT}, {@code sasl.mechanism=PLAIN} and a
+	 * {@code sasl.jaas.config} for {@link #SASL_USERNAME}; otherwise nothing.
+	 * @return a new, mutable map
+	 * @since 0.1.0
+	 */
+	public Map<String, Object> clientSecurityProperties() {
+		Map<String, Object> properties = new HashMap<>();
+		if (this.saslPlain) {
+			properties.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, SecurityProtocol.SASL_PLAINTEXT.name);
+			properties.put(SaslConfigs.SASL_MECHANISM, "PLAIN");
+			properties.put(SaslConfigs.SASL_JAAS_CONFIG, saslJaasConfig());
+		}
+		return properties;
+	}
+
+	/**
+	 * Return the {@code sasl.jaas.config} value that logs in as {@link #SASL_USERNAME}.
+	 * @return the JAAS configuration line of {@code PlainLoginModule}
+	 * @since 0.1.0
+	 */
+	public static String saslJaasConfig() {
+		return "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + SASL_USERNAME
+				+ "\" password=\"" + SASL_PASSWORD + "\";";
 	}
 
 	void closeAdmin() {

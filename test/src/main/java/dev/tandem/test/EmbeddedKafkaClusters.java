@@ -350,7 +350,30 @@ public final class EmbeddedKafkaClusters implements AutoCloseable {
 				throw new IllegalArgumentException(
 						"Cluster '" + name + "' needs at least 1 broker but " + brokers + " were requested");
 			}
-			this.clusters.put(name, new ClusterSpec(name, brokers, Map.copyOf(brokerProperties)));
+			this.clusters.put(name, new ClusterSpec(name, brokers, Map.copyOf(brokerProperties), false));
+			return this;
+		}
+
+		/**
+		 * Declare a cluster whose brokers accept only {@code SASL_PLAINTEXT} connections with
+		 * mechanism {@code PLAIN} (controller and inter-broker traffic too), with ACLs on and
+		 * {@link EmbeddedKafkaCluster#SASL_USERNAME} as the only (super) user; every other
+		 * setting as {@link #cluster(String, int)}. Clients need
+		 * {@link EmbeddedKafkaCluster#clientSecurityProperties()}; the helpers of
+		 * {@link EmbeddedKafkaCluster} add them. The Kafka test kit sets the JVM-wide
+		 * {@code java.security.auth.login.config} for the brokers' side.
+		 * @param name the cluster name, unique, letters, digits, {@code .}, {@code _} or
+		 * {@code -}
+		 * @param brokers the number of brokers, 1 or more; ids are {@code 0..brokers-1}
+		 * @return this builder
+		 * @throws IllegalArgumentException if the name is invalid or already declared, or
+		 * {@code brokers < 1}
+		 * @since 0.1.0
+		 */
+		public Builder saslPlainCluster(String name, int brokers) {
+			cluster(name, brokers, Map.of());
+			ClusterSpec declared = this.clusters.get(name);
+			this.clusters.put(name, new ClusterSpec(name, brokers, declared.brokerProperties(), true));
 			return this;
 		}
 
@@ -416,7 +439,8 @@ public final class EmbeddedKafkaClusters implements AutoCloseable {
 				Map<String, Object> properties = new LinkedHashMap<>(defaultBrokerProperties(declared.brokers()));
 				properties.putAll(this.brokerProperties);
 				properties.putAll(declared.brokerProperties());
-				specs.add(new ClusterSpec(declared.name(), declared.brokers(), Collections.unmodifiableMap(properties)));
+				specs.add(new ClusterSpec(declared.name(), declared.brokers(), Collections.unmodifiableMap(properties),
+						declared.saslPlain()));
 			}
 			return new EmbeddedKafkaClusters(specs, this.operationTimeout);
 		}
@@ -432,8 +456,9 @@ public final class EmbeddedKafkaClusters implements AutoCloseable {
 	 * @param name the cluster name
 	 * @param brokers the number of brokers
 	 * @param brokerProperties every Kafka server property to set on the cluster's nodes
+	 * @param saslPlain whether every listener is SASL_PLAINTEXT with mechanism PLAIN
 	 */
-	record ClusterSpec(String name, int brokers, Map<String, Object> brokerProperties) {
+	record ClusterSpec(String name, int brokers, Map<String, Object> brokerProperties, boolean saslPlain) {
 	}
 
 }

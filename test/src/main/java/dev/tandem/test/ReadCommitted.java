@@ -40,8 +40,27 @@ public final class ReadCommitted {
 	 *     open transaction holds it back)
 	 */
 	public static List<ConsumerRecord<byte[], byte[]>> records(String bootstrapServers, String topic, Duration timeout) {
-		Map<String, Object> config = new HashMap<>();
-		config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+		return records(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers), topic, timeout);
+	}
+
+	/**
+	 * Reads the committed values of a topic of an embedded cluster (with the client security
+	 * settings its listeners need) as UTF-8 strings, within {@link #DEFAULT_TIMEOUT}.
+	 * @param cluster the cluster
+	 * @param topic the topic
+	 * @return the values ({@code null} values kept as null)
+	 * @throws EmbeddedKafkaClusterException if the last stable offset is not reached in time
+	 * @since 0.1.0
+	 */
+	public static List<String> values(EmbeddedKafkaCluster cluster, String topic) {
+		Map<String, Object> config = new HashMap<>(cluster.clientSecurityProperties());
+		config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
+		return utf8(records(config, topic, DEFAULT_TIMEOUT));
+	}
+
+	private static List<ConsumerRecord<byte[], byte[]>> records(Map<String, Object> client, String topic,
+			Duration timeout) {
+		Map<String, Object> config = new HashMap<>(client);
 		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
 		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
 		long deadline = System.nanoTime() + timeout.toNanos();
@@ -73,8 +92,12 @@ public final class ReadCommitted {
 	 * @throws EmbeddedKafkaClusterException if the last stable offset is not reached in time
 	 */
 	public static List<String> values(String bootstrapServers, String topic) {
+		return utf8(records(bootstrapServers, topic, DEFAULT_TIMEOUT));
+	}
+
+	private static List<String> utf8(List<ConsumerRecord<byte[], byte[]>> records) {
 		List<String> values = new ArrayList<>();
-		for (ConsumerRecord<byte[], byte[]> record : records(bootstrapServers, topic, DEFAULT_TIMEOUT)) {
+		for (ConsumerRecord<byte[], byte[]> record : records) {
 			values.add((record.value() != null) ? new String(record.value(), StandardCharsets.UTF_8) : null);
 		}
 		return values;

@@ -35,7 +35,8 @@ import dev.tandem.transaction.TransactionStatistics;
 /**
  * Tandem's actuator parts, each present only when its library is: the
  * {@code kafkatransactions} endpoint, health indicators {@code kafkaClusters} (one per cluster)
- * and {@code tandemCoordinator}, and Micrometer meters of transaction outcomes.
+ * and {@code tandemCoordinator}, Micrometer meters of transaction outcomes, and a
+ * {@link TandemSanitizingFunction} that masks credential-like client properties.
  *
  * @since 0.1.0
  */
@@ -45,6 +46,18 @@ import dev.tandem.transaction.TransactionStatistics;
 public class TandemActuatorAutoConfiguration {
 
 	static final Duration CHECK_TIMEOUT = Duration.ofSeconds(5);
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.SanitizingFunction")
+	static class SanitizingConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		TandemSanitizingFunction tandemSanitizingFunction() {
+			return new TandemSanitizingFunction();
+		}
+
+	}
 
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(Endpoint.class)

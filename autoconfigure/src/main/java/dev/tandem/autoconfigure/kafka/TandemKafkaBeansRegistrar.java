@@ -14,21 +14,28 @@ import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
 import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.listener.ContainerProperties.AckMode;
+import org.springframework.kafka.listener.CommonContainerStoppingErrorHandler;
+import org.springframework.kafka.listener.CommonDelegatingErrorHandler;
+import org.springframework.kafka.listener.CommonErrorHandler;
 import org.springframework.kafka.listener.DefaultErrorHandler;
 import org.springframework.util.backoff.FixedBackOff;
 
 import dev.tandem.autoconfigure.ClusterBeanRegistrar;
 import dev.tandem.autoconfigure.TandemClusters;
+import dev.tandem.autoconfigure.TandemProperties;
+import dev.tandem.autoconfigure.transaction.FailedRecordException;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 
 /**
  * Registers Spring Kafka beans for each configured cluster {@code <c>}:
  * {@code <c>KafkaProducerFactory}, {@code <c>KafkaTemplate} (plain, non-transactional sends),
  * {@code <c>KafkaConsumerFactory} ({@code read_committed}, no auto-commit) and
- * {@code <c>KafkaListenerContainerFactory}. With cross-cluster transactions enabled, its
+ * {@code <c>KafkaListenerContainerFactory}. Spring Boot's factory customizers (client metrics
+ * among them), {@code spring.kafka.listener.*} and {@code spring.kafka.template.observation-enabled}
+ * apply to them as to Spring Boot's own. With cross-cluster transactions enabled, its
  * containers never commit offsets themselves: a {@code @CrossClusterTransactional} listener
  * commits them on {@code <c>} inside its transaction (a listener that is not annotated commits
- * nothing). A user bean of the same name wins.
+ * nothing), and they never skip a record. A user bean of the same name wins.
  *
  * @since 0.1.0
  */
@@ -41,12 +48,25 @@ public class TandemKafkaBeansRegistrar extends ClusterBeanRegistrar {
 	@SuppressWarnings({ "rawtypes", "unchecked" })
 	protected void register(String cluster, BeanDefinitionRegistry registry) {
 		registerIfMissing(registry, cluster + "KafkaProducerFactory", DefaultKafkaProducerFactory.class, cluster,
-				with(TandemClusters.class, (clusters) -> new DefaultKafkaProducerFactory<>(producerConfig(clusters, cluster))));
-		registerIfMissing(registry, cluster + "KafkaTemplate", KafkaTemplate.class, cluster,
-				() -> new KafkaTemplate<>((DefaultKafkaProducerFactory<Object, Object>) beanFactory()
-					.getBean(cluster + "KafkaProducerFactory")));
+				with(TandemClusters.class, (clusters) -> {
+					DefaultKafkaProducerFactory<Object, Object> factory = new DefaultKafkaProducerFactory<>(
+							producerConfig(clusters, cluster));
+					BootKafkaSupport.customize(beanFactory(), factory);
+					return factory;
+				}));
+		registerIfMissing(registry, cluster + "KafkaTemplate", KafkaTemplate.class, cluster, () -> {
+			KafkaTemplate<Object, Object> template = new KafkaTemplate<>(
+					(DefaultKafkaProducerFactory<Object, Object>) beanFactory().getBean(cluster + "KafkaProducerFactory"));
+			BootKafkaSupport.customize(beanFactory(), template);
+			return template;
+		});
 		registerIfMissing(registry, cluster + "KafkaConsumerFactory", DefaultKafkaConsumerFactory.class, cluster,
-				with(TandemClusters.class, (clusters) -> new DefaultKafkaConsumerFactory<>(consumerConfig(clusters, cluster))));
+				with(TandemClusters.class, (clusters) -> {
+					DefaultKafkaConsumerFactory<Object, Object> factory = new DefaultKafkaConsumerFactory<>(
+							consumerConfig(clusters, cluster));
+					BootKafkaSupport.customize(beanFactory(), factory);
+					return factory;
+				}));
 		registerIfMissing(registry, cluster + "KafkaListenerContainerFactory", ConcurrentKafkaListenerContainerFactory.class,
 				cluster, () -> listenerContainerFactory(cluster));
 	}
@@ -56,6 +76,7 @@ public class TandemKafkaBeansRegistrar extends ClusterBeanRegistrar {
 		@SuppressWarnings("unchecked")
 		DefaultKafkaConsumerFactory<Object, Object> consumerFactory = (DefaultKafkaConsumerFactory<Object, Object>) beanFactory()
 			.getBean(cluster + "KafkaConsumerFactory");
+		BootKafkaSupport.configure(beanFactory(), factory, consumerFactory);
 		factory.setConsumerFactory(consumerFactory);
 		CrossClusterTransactionManager manager = beanFactory().getBeanProvider(CrossClusterTransactionManager.class)
 			.getIfAvailable();
@@ -65,12 +86,40 @@ public class TandemKafkaBeansRegistrar extends ClusterBeanRegistrar {
 			// Nor on partition assignment: a group's first position is committed by its first transaction.
 			factory.getContainerProperties()
 				.setAssignmentCommitOption(org.springframework.kafka.listener.ContainerProperties.AssignmentCommitOption.NEVER);
+			// Nor by a Kafka transaction manager of spring.kafka.producer.transaction-id-prefix: one cluster's.
+			factory.getContainerProperties().setKafkaAwareTransactionManager(null);
+			factory.getContainerProperties().setTransactionManager(null);
 			TandemListenerInterceptor interceptor = new TandemListenerInterceptor(cluster, manager);
 			factory.setRecordInterceptor(interceptor);
 			factory.setBatchInterceptor(interceptor);
+			TandemProperties properties = beanFactory().getBean(TandemProperties.class);
+			factory.setCommonErrorHandler(neverSkippingErrorHandler(properties.getListener().getBackOff()));
 		}
-		factory.setCommonErrorHandler(new DefaultErrorHandler(DEFAULT_BACK_OFF));
+		else {
+			factory.setCommonErrorHandler(new DefaultErrorHandler(DEFAULT_BACK_OFF));
+		}
 		return factory;
+	}
+
+	/**
+	 * The error handler of containers whose offsets Tandem's transactions commit. A record that
+	 * keeps failing is settled by the listener's transactions ({@code tandem.listener.*}: a
+	 * dead-letter topic, or {@link FailedRecordException} which stops the container); what reaches
+	 * this handler otherwise (a transaction that could not commit) is delivered again after the
+	 * back-off, without end, and never skipped: skipping would commit its offset outside any
+	 * transaction with nothing written.
+	 * @param backOff pause before a delivery is retried
+	 * @return the handler
+	 */
+	static CommonErrorHandler neverSkippingErrorHandler(Duration backOff) {
+		DefaultErrorHandler redeliver = new DefaultErrorHandler((record, ex) -> {
+			throw new IllegalStateException("Tandem's listener containers never skip a record", ex);
+		}, new FixedBackOff(backOff.toMillis(), FixedBackOff.UNLIMITED_ATTEMPTS));
+		redeliver.setClassifications(Map.of(), true);
+		CommonDelegatingErrorHandler handler = new CommonDelegatingErrorHandler(redeliver);
+		handler.setCauseChainTraversing(true);
+		handler.addDelegate(FailedRecordException.class, new CommonContainerStoppingErrorHandler());
+		return handler;
 	}
 
 	static Map<String, Object> producerConfig(TandemClusters clusters, String cluster) {

@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.kafka.listener.BatchInterceptor;
 import org.springframework.kafka.listener.RecordInterceptor;
 
-import dev.tandem.autoconfigure.transaction.ListenerDeliveries;
+import dev.tandem.autoconfigure.transaction.ListenerInvocation;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 
 /**
@@ -41,13 +41,13 @@ public class TandemListenerInterceptor implements RecordInterceptor<Object, Obje
 	public @Nullable ConsumerRecord<Object, Object> intercept(ConsumerRecord<Object, Object> record,
 			Consumer<Object, Object> consumer) {
 		this.manager.registerConsumer(this.cluster, consumer);
-		ListenerDeliveries.bind(this.cluster, consumer, List.of(record));
+		ListenerInvocation.bind(this.cluster, consumer, List.of(record), false);
 		return record;
 	}
 
 	@Override
 	public void afterRecord(ConsumerRecord<Object, Object> record, Consumer<Object, Object> consumer) {
-		ListenerDeliveries.unbind();
+		ListenerInvocation.unbind();
 	}
 
 	@Override
@@ -56,23 +56,23 @@ public class TandemListenerInterceptor implements RecordInterceptor<Object, Obje
 		this.manager.registerConsumer(this.cluster, consumer);
 		List<ConsumerRecord<?, ?>> list = new ArrayList<>(records.count());
 		records.forEach(list::add);
-		ListenerDeliveries.bind(this.cluster, consumer, list);
+		ListenerInvocation.bind(this.cluster, consumer, list, true);
 		return records;
 	}
 
 	@Override
 	public void success(ConsumerRecords<Object, Object> records, Consumer<Object, Object> consumer) {
-		ListenerDeliveries.unbind();
+		ListenerInvocation.unbind();
 	}
 
 	@Override
 	public void failure(ConsumerRecords<Object, Object> records, Exception exception, Consumer<Object, Object> consumer) {
-		ListenerDeliveries.unbind();
+		ListenerInvocation.unbind();
 	}
 
 	@Override
 	public void clearThreadState(Consumer<?, ?> consumer) {
-		ListenerDeliveries.unbind();
+		ListenerInvocation.unbind();
 	}
 
 }

@@ -33,6 +33,8 @@ public class ClusterTransactionalTemplate<K, V> {
 
 	private final Serializer<V> valueSerializer;
 
+	private final TandemTransactionObserver observer;
+
 	/**
 	 * Creates a template.
 	 * @param cluster the cluster name
@@ -40,9 +42,23 @@ public class ClusterTransactionalTemplate<K, V> {
 	 * @param valueSerializer value serializer
 	 */
 	public ClusterTransactionalTemplate(String cluster, Serializer<K> keySerializer, Serializer<V> valueSerializer) {
+		this(cluster, keySerializer, valueSerializer, TandemTransactionObserver.NONE);
+	}
+
+	/**
+	 * Creates a template whose sends are observed (trace context propagated in the records'
+	 * headers).
+	 * @param cluster the cluster name
+	 * @param keySerializer key serializer
+	 * @param valueSerializer value serializer
+	 * @param observer observes each send
+	 */
+	public ClusterTransactionalTemplate(String cluster, Serializer<K> keySerializer, Serializer<V> valueSerializer,
+			TandemTransactionObserver observer) {
 		this.cluster = Objects.requireNonNull(cluster, "cluster");
 		this.keySerializer = keySerializer;
 		this.valueSerializer = valueSerializer;
+		this.observer = Objects.requireNonNull(observer, "observer");
 	}
 
 	/**
@@ -90,7 +106,8 @@ public class ClusterTransactionalTemplate<K, V> {
 					+ "CrossClusterTransactionTemplate.execute(..); for non-transactional sends use the '"
 					+ this.cluster + "KafkaTemplate' bean");
 		}
-		Future<RecordMetadata> future = transaction.send(this.cluster, record, this.keySerializer, this.valueSerializer);
+		Future<RecordMetadata> future = this.observer.observeSend(this.cluster, record,
+				() -> transaction.send(this.cluster, record, this.keySerializer, this.valueSerializer));
 		if (future instanceof CompletableFuture<RecordMetadata> completable) {
 			return completable;
 		}

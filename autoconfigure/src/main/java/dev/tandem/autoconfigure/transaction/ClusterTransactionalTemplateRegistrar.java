@@ -31,7 +31,9 @@ public class ClusterTransactionalTemplateRegistrar extends ClusterBeanRegistrar 
 					Map<String, Object> config = clusters.producerConfig(cluster);
 					return new ClusterTransactionalTemplate(cluster,
 							serializer(config, ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, true),
-							serializer(config, ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, false));
+							serializer(config, ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, false),
+							beanFactory().getBeanProvider(TandemTransactionObserver.class)
+								.getIfAvailable(() -> TandemTransactionObserver.NONE));
 				}));
 	}
 

@@ -8,6 +8,7 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 
@@ -24,8 +25,10 @@ import dev.tandem.transaction.TransactionState;
  * Applies {@link CrossClusterTransactional}: runs the method through a
  * {@link CrossClusterTransactionTemplate} with the annotation's propagation and rollback rules.
  * When the method is a Tandem listener's and the transaction is new, the delivered records'
- * offsets are committed inside it on the consumer's own cluster; when such a transaction is
- * in-doubt, the listener thread waits for its resolution: committed, the records are done;
+ * offsets are committed inside it on the consumer's own cluster, and a failing record costs only
+ * itself (see {@link ListenerTransactions}: the delivery is narrowed to the failing record, which
+ * goes to a dead-letter topic with its offset or stops the container); when such a transaction
+ * is in-doubt, the listener thread waits for its resolution: committed, the records are done;
  * aborted, they are delivered again.
  *
  * @since 0.1.0
@@ -36,12 +39,34 @@ public class CrossClusterTransactionInterceptor implements MethodInterceptor {
 
 	private final CrossClusterTransactionTemplate template;
 
+	private final FailedRecordPolicy failedRecords;
+
+	private final @Nullable DeadLetterPublisher deadLetters;
+
+	private final TandemTransactionObserver observer;
+
 	/**
-	 * Creates an interceptor.
+	 * Creates an interceptor with the default failed-record policy, no dead-letter topics and no
+	 * observation.
 	 * @param template the template with default settings
 	 */
 	public CrossClusterTransactionInterceptor(CrossClusterTransactionTemplate template) {
+		this(template, FailedRecordPolicy.DEFAULT, null, TandemTransactionObserver.NONE);
+	}
+
+	/**
+	 * Creates an interceptor.
+	 * @param template the template with default settings
+	 * @param failedRecords what a listener does with a record that keeps failing
+	 * @param deadLetters publishes failed records, or null if there is no dead-letter topic
+	 * @param observer observes every new transaction
+	 */
+	public CrossClusterTransactionInterceptor(CrossClusterTransactionTemplate template, FailedRecordPolicy failedRecords,
+			@Nullable DeadLetterPublisher deadLetters, TandemTransactionObserver observer) {
 		this.template = template;
+		this.failedRecords = failedRecords;
+		this.deadLetters = deadLetters;
+		this.observer = observer;
 	}
 
 	@Override
@@ -51,28 +76,28 @@ public class CrossClusterTransactionInterceptor implements MethodInterceptor {
 		if (annotation == null) {
 			return invocation.proceed();
 		}
+		java.util.function.Predicate<Throwable> rollbackOn = (ex) -> rollbackOn(annotation, ex);
 		CrossClusterTransactionTemplate template = this.template.withPropagation(annotation.propagation())
-			.withRollbackOn((ex) -> rollbackOn(annotation, ex));
+			.withRollbackOn(rollbackOn);
 		boolean newTransaction = annotation.propagation() == Propagation.REQUIRES_NEW
 				|| (annotation.propagation() == Propagation.REQUIRED
 						&& CrossClusterTransactionTemplate.currentTransaction() == null);
 		ListenerInvocation listener = ListenerInvocation.current();
-		boolean commitsOffsets = newTransaction && listener != null && !listener.offsetsSent();
+		boolean commitsOffsets = newTransaction && listener != null && invocation instanceof ProxyMethodInvocation
+				&& listener.claim();
+		if (!commitsOffsets) {
+			if (!newTransaction) {
+				return template.executeChecked((CrossClusterTransaction transaction) -> invocation.proceed());
+			}
+			return ObservedTransactions.execute(this.observer, template,
+					(CrossClusterTransaction transaction) -> invocation.proceed());
+		}
 		try {
-			return template.executeChecked((CrossClusterTransaction transaction) -> {
-				Object result = invocation.proceed();
-				if (commitsOffsets && transaction != null) {
-					transaction.sendOffsets(listener.consumer(), listener.nextOffsets());
-					listener.markOffsetsSent();
-				}
-				return result;
-			});
+			return new ListenerTransactions(template, rollbackOn, this.failedRecords, this.deadLetters, this.observer,
+					listener, (ProxyMethodInvocation) invocation).run();
 		}
 		catch (InDoubtTransactionException ex) {
-			if (commitsOffsets) {
-				return awaitListenerOutcome(ex);
-			}
-			throw ex;
+			return awaitListenerOutcome(ex);
 		}
 	}
 
@@ -80,7 +105,7 @@ public class CrossClusterTransactionInterceptor implements MethodInterceptor {
 	 * A listener's transaction is in-doubt: its records must be redelivered only if it aborts, so
 	 * block the listener thread until background resolution says which.
 	 */
-	private static @Nullable Object awaitListenerOutcome(InDoubtTransactionException ex) throws Exception {
+	static @Nullable Object awaitListenerOutcome(InDoubtTransactionException ex) throws Exception {
 		java.util.concurrent.CompletableFuture<TransactionState> outcome = ex.outcome();
 		if (outcome == null) {
 			throw ex;

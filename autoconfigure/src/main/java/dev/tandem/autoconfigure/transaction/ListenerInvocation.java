@@ -13,7 +13,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The records a Tandem listener container is delivering on this thread, with their consumer:
  * the offsets that the listener's cross-cluster transaction commits on the consumer's cluster.
- * Bound by the container's interceptor around each delivery.
+ * Bound by the container's interceptor around each delivery ({@link #bind}, {@link #unbind}).
+ * Confined to its listener thread.
  *
  * @since 0.1.0
  */
@@ -27,19 +28,32 @@ public final class ListenerInvocation {
 
 	private final List<ConsumerRecord<?, ?>> records;
 
-	private boolean offsetsSent;
+	private final boolean batch;
 
-	ListenerInvocation(String cluster, Consumer<?, ?> consumer, List<ConsumerRecord<?, ?>> records) {
+	private boolean claimed;
+
+	ListenerInvocation(String cluster, Consumer<?, ?> consumer, List<ConsumerRecord<?, ?>> records, boolean batch) {
 		this.cluster = cluster;
 		this.consumer = consumer;
-		this.records = records;
+		this.records = List.copyOf(records);
+		this.batch = batch;
 	}
 
-	static void bind(String cluster, Consumer<?, ?> consumer, List<ConsumerRecord<?, ?>> records) {
-		CURRENT.set(new ListenerInvocation(cluster, consumer, records));
+	/**
+	 * Binds a delivery to the calling thread.
+	 * @param cluster the cluster the consumer reads from
+	 * @param consumer the consumer
+	 * @param records the records delivered, in delivery order
+	 * @param batch whether the listener receives them as one batch
+	 */
+	public static void bind(String cluster, Consumer<?, ?> consumer, List<ConsumerRecord<?, ?>> records, boolean batch) {
+		CURRENT.set(new ListenerInvocation(cluster, consumer, records, batch));
 	}
 
-	static void unbind() {
+	/**
+	 * Unbinds the calling thread's delivery.
+	 */
+	public static void unbind() {
 		CURRENT.remove();
 	}
 
@@ -59,17 +73,30 @@ public final class ListenerInvocation {
 		return this.consumer;
 	}
 
-	boolean offsetsSent() {
-		return this.offsetsSent;
+	List<ConsumerRecord<?, ?>> records() {
+		return this.records;
 	}
 
-	void markOffsetsSent() {
-		this.offsetsSent = true;
+	boolean batch() {
+		return this.batch;
 	}
 
-	Map<TopicPartition, OffsetAndMetadata> nextOffsets() {
+	/**
+	 * Claims the delivery for the transaction that commits its offsets: only the outermost new
+	 * transaction of a listener call does.
+	 * @return whether this call claimed it (false if an enclosing call already had)
+	 */
+	boolean claim() {
+		if (this.claimed) {
+			return false;
+		}
+		this.claimed = true;
+		return true;
+	}
+
+	static Map<TopicPartition, OffsetAndMetadata> nextOffsets(List<? extends ConsumerRecord<?, ?>> records) {
 		Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-		for (ConsumerRecord<?, ?> record : this.records) {
+		for (ConsumerRecord<?, ?> record : records) {
 			TopicPartition partition = new TopicPartition(record.topic(), record.partition());
 			OffsetAndMetadata next = new OffsetAndMetadata(record.offset() + 1);
 			offsets.merge(partition, next, (a, b) -> (a.offset() >= b.offset()) ? a : b);

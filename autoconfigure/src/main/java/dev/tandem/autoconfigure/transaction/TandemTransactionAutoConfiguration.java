@@ -1,6 +1,7 @@
 package dev.tandem.autoconfigure.transaction;
 
 import java.time.Duration;
+import java.util.List;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -13,9 +14,12 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
@@ -44,7 +48,8 @@ import dev.tandem.transaction.TransactionStatistics;
  * @since 0.1.0
  */
 @AutoConfiguration(after = TandemCoordinatorAutoConfiguration.class,
-		afterName = "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration")
+		afterName = { "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
+				"org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration" })
 @ConditionalOnProperty(prefix = "tandem.transaction", name = "enabled", matchIfMissing = true)
 @Import({ ClusterTransactionalTemplateRegistrar.class, TandemTransactionAutoConfiguration.AutoProxyRegistrar.class })
 public class TandemTransactionAutoConfiguration {
@@ -115,7 +120,14 @@ public class TandemTransactionAutoConfiguration {
 					clusters.adminConfig(cluster));
 		}
 		listeners.orderedStream().forEach(builder::listener);
-		hook.ifAvailable(builder::protocolHook);
+		// the observation's step events (ObservationTransactionObserver) are one of these hooks
+		List<ProtocolHook> hooks = hook.orderedStream().toList();
+		if (hooks.size() == 1) {
+			builder.protocolHook(hooks.get(0));
+		}
+		else if (hooks.size() > 1) {
+			builder.protocolHook(new CompositeProtocolHook(hooks));
+		}
 		// The reachability watch knows when a cluster lost all its brokers: a transaction needing it fails at once.
 		leaderCaches.ifAvailable((registry) -> builder
 			.clusterReachability((cluster) -> !registry.unreachableClients(cluster).isEmpty()));
@@ -171,14 +183,62 @@ public class TandemTransactionAutoConfiguration {
 		return new CrossClusterTransactionTemplate(manager);
 	}
 
+	/**
+	 * A Micrometer Observation per cross-cluster transaction and per record sent in one, when
+	 * the application has an {@code ObservationRegistry} (turn it off with Spring Boot's
+	 * {@code management.observations.enable.tandem=false}).
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "io.micrometer.observation.ObservationRegistry")
+	@ConditionalOnBean(type = "io.micrometer.observation.ObservationRegistry")
+	static class ObservationConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(TandemTransactionObserver.class)
+		ObservationTransactionObserver tandemTransactionObserver(io.micrometer.observation.ObservationRegistry registry) {
+			return new ObservationTransactionObserver(registry);
+		}
+
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	FailedRecordPolicy tandemFailedRecordPolicy(TandemProperties properties, TandemClusters clusters) {
+		TandemProperties.Listener listener = properties.getListener();
+		if (listener.getAttempts() < 1) {
+			throw new TandemConfigurationException("tandem.listener.attempts", "tandem.listener.attempts is "
+					+ listener.getAttempts() + "; a failing record must be processed at least once.",
+					"Set tandem.listener.attempts to 1 or more (3 by default).");
+		}
+		if (listener.getBackOff() == null || listener.getBackOff().isNegative()) {
+			throw new TandemConfigurationException("tandem.listener.back-off", "tandem.listener.back-off is "
+					+ listener.getBackOff() + "; it must not be negative.", "Set tandem.listener.back-off to 0 or more, such as 1s.");
+		}
+		String cluster = listener.getDeadLetter().getCluster();
+		if (cluster != null && !cluster.isBlank() && !clusters.names().contains(cluster)) {
+			throw new TandemConfigurationException("tandem.listener.dead-letter.cluster", "tandem.listener.dead-letter.cluster '"
+					+ cluster + "' is not a configured cluster; configured clusters: " + clusters.names() + ".",
+					"Use one of " + clusters.names() + ", or leave it unset to dead-letter on each listener's own cluster.");
+		}
+		String suffix = listener.getDeadLetter().getTopicSuffix();
+		if (suffix == null || !suffix.matches("[a-zA-Z0-9._-]{1,200}")) {
+			throw new TandemConfigurationException("tandem.listener.dead-letter.topic-suffix", "'" + suffix
+					+ "' is not a valid topic name suffix.", "Use letters, digits, '.', '_' and '-', such as -dlt (the default).");
+		}
+		return new FailedRecordPolicy(listener.getAttempts(), listener.getBackOff(), listener.getFailedRecord(),
+				(cluster != null && !cluster.isBlank()) ? cluster : null, suffix);
+	}
+
 	@Bean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-	static Advisor crossClusterTransactionAdvisor(ObjectProvider<CrossClusterTransactionTemplate> template) {
+	static Advisor crossClusterTransactionAdvisor(ObjectProvider<CrossClusterTransactionTemplate> template,
+			ObjectProvider<FailedRecordPolicy> failedRecords, ObjectProvider<TandemTransactionObserver> observer,
+			org.springframework.beans.factory.BeanFactory beanFactory) {
 		ComposablePointcut pointcut = new ComposablePointcut(
 				new AnnotationMatchingPointcut(CrossClusterTransactional.class, true))
 			.union(AnnotationMatchingPointcut.forMethodAnnotation(CrossClusterTransactional.class));
 		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(pointcut,
-				new LazyInterceptor(template));
+				new LazyInterceptor(template, failedRecords, observer, beanFactory));
 		advisor.setOrder(org.springframework.core.Ordered.LOWEST_PRECEDENCE - 100);
 		return advisor;
 	}
@@ -191,20 +251,41 @@ public class TandemTransactionAutoConfiguration {
 
 		private final ObjectProvider<CrossClusterTransactionTemplate> template;
 
+		private final ObjectProvider<FailedRecordPolicy> failedRecords;
+
+		private final ObjectProvider<TandemTransactionObserver> observer;
+
+		private final org.springframework.beans.factory.BeanFactory beanFactory;
+
 		private volatile CrossClusterTransactionInterceptor delegate;
 
-		LazyInterceptor(ObjectProvider<CrossClusterTransactionTemplate> template) {
+		LazyInterceptor(ObjectProvider<CrossClusterTransactionTemplate> template,
+				ObjectProvider<FailedRecordPolicy> failedRecords, ObjectProvider<TandemTransactionObserver> observer,
+				org.springframework.beans.factory.BeanFactory beanFactory) {
 			this.template = template;
+			this.failedRecords = failedRecords;
+			this.observer = observer;
+			this.beanFactory = beanFactory;
 		}
 
 		@Override
 		public Object invoke(org.aopalliance.intercept.MethodInvocation invocation) throws Throwable {
 			CrossClusterTransactionInterceptor interceptor = this.delegate;
 			if (interceptor == null) {
-				interceptor = new CrossClusterTransactionInterceptor(this.template.getObject());
+				FailedRecordPolicy policy = this.failedRecords.getIfAvailable(() -> FailedRecordPolicy.DEFAULT);
+				DeadLetterPublisher deadLetters = (policy.action() == TandemProperties.Listener.FailedRecordAction.DEAD_LETTER)
+						? new DeadLetterPublisher(policy, this::template) : null;
+				interceptor = new CrossClusterTransactionInterceptor(this.template.getObject(), policy, deadLetters,
+						this.observer.getIfAvailable(() -> TandemTransactionObserver.NONE));
 				this.delegate = interceptor;
 			}
 			return interceptor.invoke(invocation);
+		}
+
+		@SuppressWarnings("unchecked")
+		private ClusterTransactionalTemplate<Object, Object> template(String cluster) {
+			return this.beanFactory.getBean(cluster + ClusterTransactionalTemplateRegistrar.SUFFIX,
+					ClusterTransactionalTemplate.class);
 		}
 
 	}

@@ -1,0 +1,351 @@
+package dev.tandem.autoconfigure.transaction;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+
+import org.aopalliance.intercept.MethodInvocation;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.aop.ProxyMethodInvocation;
+
+import dev.tandem.autoconfigure.TandemProperties.Listener.FailedRecordAction;
+import dev.tandem.transaction.CrossClusterTransaction;
+import dev.tandem.transaction.CrossClusterTransactionTemplate;
+import dev.tandem.transaction.InDoubtTransactionException;
+import dev.tandem.transaction.TransactionAbortedException;
+
+/**
+ * Runs one listener delivery in cross-cluster transactions so that a failing record costs only
+ * itself. The delivery first runs whole, in one transaction with its offsets. When the listener
+ * throws (and the rollback rule aborts), the delivery is narrowed: to the record a
+ * {@code BatchListenerFailedException} names (by index or record), the records before it and
+ * after it each in a transaction of their own; without such an index, by bisection into two
+ * halves, each in its own transaction, until the failing record is alone. A record alone is
+ * tried {@link FailedRecordPolicy#attempts()} times in all, {@link FailedRecordPolicy#backOff()}
+ * apart; then it is published to its dead-letter topic in the same cross-cluster transaction as
+ * its offset ({@link FailedRecordAction#DEAD_LETTER}), or {@link FailedRecordException} stops
+ * the container with its offset uncommitted ({@link FailedRecordAction#STOP}). Records are
+ * committed in delivery order, so a partition's committed offset only moves forward; nothing is
+ * ever skipped with its offset committed and nothing written.
+ * <p>
+ * A failure that is not the listener's (a commit that fails, a cluster that cannot be reached)
+ * is not narrowed: it propagates, and the container's error handler delivers the records again.
+ * Confined to the listener thread.
+ *
+ * @since 0.1.0
+ */
+final class ListenerTransactions {
+
+	private static final Logger logger = LoggerFactory.getLogger(ListenerTransactions.class);
+
+	private static final String BATCH_LISTENER_FAILED = "org.springframework.kafka.listener.BatchListenerFailedException";
+
+	private final CrossClusterTransactionTemplate template;
+
+	private final Predicate<Throwable> rollbackOn;
+
+	private final FailedRecordPolicy policy;
+
+	private final @Nullable DeadLetterPublisher deadLetters;
+
+	private final TandemTransactionObserver observer;
+
+	private final ListenerInvocation delivery;
+
+	private final ProxyMethodInvocation invocation;
+
+	private final Object[] arguments;
+
+	/** Records {@code [0, settled)} are committed or dead-lettered: processing goes left to right. */
+	private int settled;
+
+	ListenerTransactions(CrossClusterTransactionTemplate template, Predicate<Throwable> rollbackOn,
+			FailedRecordPolicy policy, @Nullable DeadLetterPublisher deadLetters, TandemTransactionObserver observer,
+			ListenerInvocation delivery, ProxyMethodInvocation invocation) {
+		this.template = template;
+		this.observer = observer;
+		this.rollbackOn = rollbackOn;
+		this.policy = policy;
+		this.deadLetters = deadLetters;
+		this.delivery = delivery;
+		// cloned before anything proceeds, so that each attempt runs the rest of the chain again
+		this.invocation = (ProxyMethodInvocation) invocation.invocableClone();
+		this.arguments = invocation.getArguments().clone();
+	}
+
+	/**
+	 * Runs the delivery.
+	 * @return the listener's result of the first, whole attempt, or null once narrowed
+	 * @throws Throwable what the listener or the transaction threw and is not narrowed, or
+	 *     {@link FailedRecordException}
+	 */
+	@Nullable Object run() throws Throwable {
+		int size = this.delivery.records().size();
+		try {
+			Attempt whole = attempt(0, size);
+			if (whole.failure == null) {
+				return whole.result;
+			}
+			if (size == 0) {
+				throw whole.failure;
+			}
+			if (size == 1) {
+				settle(0, whole.failure, 1);
+			}
+			else {
+				narrow(0, size, whole.failure);
+			}
+			return null;
+		}
+		catch (FailedRecordException ex) {
+			throw ex;
+		}
+		catch (Throwable ex) {
+			if (this.delivery.batch() && size > 0 && !isBatchListenerFailed(ex)) {
+				// Not the listener's failure: the container's error handler seeks back to the first
+				// record not yet committed and delivers from there again; the ones before it were
+				// committed by their own transactions (Spring Kafka commits the same offsets again).
+				throw new org.springframework.kafka.listener.BatchListenerFailedException(
+						"Cross-cluster transaction of a listener batch failed; delivering it again from record "
+								+ this.settled,
+						ex, Math.min(this.settled, size - 1));
+			}
+			throw ex;
+		}
+	}
+
+	private static boolean isBatchListenerFailed(Throwable ex) {
+		for (Throwable current = ex; current != null; current = (current.getCause() == current) ? null : current.getCause()) {
+			if (current.getClass().getName().equals(BATCH_LISTENER_FAILED)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private void process(int from, int to) throws Throwable {
+		Attempt attempt = attempt(from, to);
+		if (attempt.failure != null) {
+			if (to - from == 1) {
+				settle(from, attempt.failure, 1);
+			}
+			else {
+				narrow(from, to, attempt.failure);
+			}
+		}
+	}
+
+	private void narrow(int from, int to, Throwable failure) throws Throwable {
+		int index = failedIndex(failure, from, to);
+		if (index >= 0) {
+			logger.info("Listener on cluster '{}' failed on record {} of {} (BatchListenerFailedException); committing "
+					+ "the others in transactions of their own", this.delivery.cluster(), index - from, to - from);
+			if (index > from) {
+				process(from, index);
+			}
+			settle(index, failure, 1);
+			if (index + 1 < to) {
+				process(index + 1, to);
+			}
+			return;
+		}
+		int middle = from + (to - from) / 2;
+		logger.debug("Listener on cluster '{}' failed on a batch of {} records; bisecting", this.delivery.cluster(),
+				to - from);
+		process(from, middle);
+		process(middle, to);
+	}
+
+	/** One record alone failed {@code used} times so far. */
+	private void settle(int index, Throwable failure, int used) throws Throwable {
+		Throwable last = failure;
+		for (int attempts = used; attempts < this.policy.attempts(); attempts++) {
+			pause();
+			Attempt attempt = attempt(index, index + 1);
+			if (attempt.failure == null) {
+				return;
+			}
+			last = attempt.failure;
+		}
+		ConsumerRecord<?, ?> record = this.delivery.records().get(index);
+		if (this.policy.action() == FailedRecordAction.DEAD_LETTER && this.deadLetters != null) {
+			DeadLetterPublisher publisher = this.deadLetters;
+			Throwable cause = last;
+			String groupId = groupId();
+			CrossClusterTransactionTemplate deadLetterTemplate = this.template
+				.withRollbackOn(CrossClusterTransactionTemplate::defaultRollback);
+			untilDecided(() -> ObservedTransactions.execute(this.observer, deadLetterTemplate,
+					(CrossClusterTransaction transaction) -> {
+				publisher.publish(this.delivery.cluster(), groupId, record, cause);
+				transaction.sendOffsets(this.delivery.consumer(), ListenerInvocation.nextOffsets(List.of(record)));
+				return null;
+			}));
+			this.settled = Math.max(this.settled, index + 1);
+			logger.warn("Record {}-{}@{} of cluster '{}' failed {} attempt(s) and was published to {} on cluster '{}' "
+					+ "with its offset: {}", record.topic(), record.partition(), record.offset(), this.delivery.cluster(),
+					this.policy.attempts(), publisher.topic(record.topic()), publisher.cluster(this.delivery.cluster()),
+					String.valueOf(last));
+			return;
+		}
+		throw new FailedRecordException(record, this.policy.attempts(), last);
+	}
+
+	private @Nullable String groupId() {
+		try {
+			return this.delivery.consumer().groupMetadata().groupId();
+		}
+		catch (RuntimeException ex) {
+			return null;
+		}
+	}
+
+	private void pause() throws InterruptedException {
+		Duration backOff = this.policy.backOff();
+		if (!backOff.isZero()) {
+			Thread.sleep(backOff.toMillis());
+		}
+	}
+
+	/**
+	 * Runs records {@code [from, to)} in one new transaction with their offsets.
+	 * @return the result, or the listener's failure when it aborted the transaction
+	 * @throws Throwable anything else: the transaction's own failures, or a listener failure
+	 *     that the rollback rule lets commit
+	 */
+	private Attempt attempt(int from, int to) throws Throwable {
+		List<ConsumerRecord<?, ?>> records = this.delivery.records().subList(from, to);
+		Object[] arguments = slice(from, to);
+		Throwable[] listenerFailure = new Throwable[1];
+		try {
+			Object result = untilDecided(() -> ObservedTransactions.execute(this.observer, this.template,
+					(CrossClusterTransaction transaction) -> {
+				Object value;
+				try {
+					MethodInvocation call = this.invocation.invocableClone(arguments);
+					value = call.proceed();
+				}
+				catch (Throwable ex) {
+					listenerFailure[0] = ex;
+					throw ex;
+				}
+				if (transaction != null) {
+					transaction.sendOffsets(this.delivery.consumer(), ListenerInvocation.nextOffsets(records));
+				}
+				return value;
+			}));
+			this.settled = Math.max(this.settled, to);
+			return new Attempt(result, null);
+		}
+		catch (Throwable ex) {
+			if (ex == listenerFailure[0] && this.rollbackOn.test(ex)) {
+				logger.debug("Listener on cluster '{}' failed on {} record(s) from {}-{}@{}: {}", this.delivery.cluster(),
+						records.size(), records.get(0).topic(), records.get(0).partition(), records.get(0).offset(),
+						String.valueOf(ex));
+				return new Attempt(null, ex);
+			}
+			throw ex;
+		}
+	}
+
+	/**
+	 * Runs a transaction; when its outcome is in doubt, waits for the background resolution and
+	 * runs it again if it was resolved as aborted (its records must be processed again).
+	 */
+	private static @Nullable Object untilDecided(Work work) throws Throwable {
+		while (true) {
+			try {
+				return work.run();
+			}
+			catch (InDoubtTransactionException ex) {
+				try {
+					return CrossClusterTransactionInterceptor.awaitListenerOutcome(ex);
+				}
+				catch (TransactionAbortedException aborted) {
+					logger.info("In-doubt listener transaction {} was aborted; processing its records again",
+							ex.getTransactionId());
+				}
+			}
+		}
+	}
+
+	@FunctionalInterface
+	private interface Work {
+
+		@Nullable Object run() throws Throwable;
+
+	}
+
+	/**
+	 * The listener's arguments for records {@code [from, to)}: each list (or
+	 * {@link ConsumerRecords}) with one element per delivered record is cut to the slice.
+	 */
+	private Object[] slice(int from, int to) {
+		int size = this.delivery.records().size();
+		Object[] sliced = this.arguments.clone();
+		if (from == 0 && to == size) {
+			return sliced;
+		}
+		for (int i = 0; i < sliced.length; i++) {
+			if (sliced[i] instanceof List<?> list && list.size() == size) {
+				sliced[i] = new ArrayList<>(list.subList(from, to));
+			}
+			else if (sliced[i] instanceof ConsumerRecords<?, ?> records && records.count() == size) {
+				sliced[i] = consumerRecords(this.delivery.records().subList(from, to));
+			}
+		}
+		return sliced;
+	}
+
+	@SuppressWarnings({ "unchecked", "rawtypes" })
+	private static ConsumerRecords<?, ?> consumerRecords(List<ConsumerRecord<?, ?>> records) {
+		Map<TopicPartition, List<ConsumerRecord>> byPartition = new LinkedHashMap<>();
+		for (ConsumerRecord<?, ?> record : records) {
+			byPartition.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), (tp) -> new ArrayList<>())
+				.add(record);
+		}
+		Map<TopicPartition, OffsetAndMetadata> next = ListenerInvocation.nextOffsets(records);
+		return new ConsumerRecords(byPartition, next);
+	}
+
+	/**
+	 * The index in {@code [from, to)} that a {@code BatchListenerFailedException} in the
+	 * failure's causes names (relative to the slice the listener received), or -1.
+	 */
+	private int failedIndex(Throwable failure, int from, int to) {
+		for (Throwable current = failure; current != null; current = current.getCause()) {
+			if (current.getClass().getName().equals(BATCH_LISTENER_FAILED)) {
+				org.springframework.kafka.listener.BatchListenerFailedException failed = (org.springframework.kafka.listener.BatchListenerFailedException) current;
+				ConsumerRecord<?, ?> record = failed.getRecord();
+				if (record != null) {
+					for (int i = from; i < to; i++) {
+						ConsumerRecord<?, ?> candidate = this.delivery.records().get(i);
+						if (candidate.topic().equals(record.topic()) && candidate.partition() == record.partition()
+								&& candidate.offset() == record.offset()) {
+							return i;
+						}
+					}
+					return -1;
+				}
+				int index = failed.getIndex();
+				return (index >= 0 && from + index < to) ? from + index : -1;
+			}
+			if (current.getCause() == current) {
+				break;
+			}
+		}
+		return -1;
+	}
+
+	private record Attempt(@Nullable Object result, @Nullable Throwable failure) {
+	}
+
+}
