@@ -29,6 +29,10 @@ import org.jspecify.annotations.Nullable;
  * never overrides a decision.</li>
  * <li>purge: removes COMPLETED and ABORTED records that finished more than the retention
  * period before the command's time. A purged id reads as UNKNOWN again.</li>
+ * <li>authorization: a command applied with a {@link Grant} changes only records whose owner
+ * the grant covers; a complete of another owner's record is a no-op (the coordinator refuses
+ * such commands before they reach the log; this rule covers a record created between that
+ * check and the apply).</li>
  * </ul>
  * Applying the same commands in the same order gives the same table on every replica: the
  * table reads no clock of its own.
@@ -60,8 +64,25 @@ public final class DecisionTable {
 	 * @return one result per operation, in the command's order
 	 */
 	public List<OperationResult> apply(Command command) {
+		return apply(command, Grant.ALL);
+	}
+
+	/**
+	 * Applies every operation of a command, in order, for a caller with the given grant.
+	 * @param command the command
+	 * @param grant what the caller that sent it may act for
+	 * @return one result per operation, in the command's order
+	 */
+	public List<OperationResult> apply(Command command, Grant grant) {
 		List<OperationResult> results = new ArrayList<>(command.operations().size());
 		for (Operation operation : command.operations()) {
+			if (!grant.isAll() && operation instanceof Operation.Complete complete) {
+				TransactionRecord existing = this.records.get(complete.transactionId());
+				if (existing != null && !grant.coversOwner(existing.owner())) {
+					results.add(new OperationResult.StateAfter(existing.state()));
+					continue;
+				}
+			}
 			results.add(apply(operation, command.atMs()));
 		}
 		return results;

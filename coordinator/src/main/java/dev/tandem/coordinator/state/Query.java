@@ -1,5 +1,6 @@
 package dev.tandem.coordinator.state;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -8,6 +9,13 @@ import java.util.Objects;
  * @since 0.1.0
  */
 public sealed interface Query {
+
+	/**
+	 * Returns what this query reads, for authorization; empty when any authenticated caller
+	 * may ask.
+	 * @return the scopes
+	 */
+	List<AccessScope> scopes();
 
 	/**
 	 * Asks for the state of one transaction id; answered by {@link QueryReply.StateReply}.
@@ -19,6 +27,11 @@ public sealed interface Query {
 
 		public StateQuery {
 			Objects.requireNonNull(transactionId, "transactionId");
+		}
+
+		@Override
+		public List<AccessScope> scopes() {
+			return List.of(new AccessScope.TransactionOf(this.transactionId));
 		}
 
 	}
@@ -35,6 +48,11 @@ public sealed interface Query {
 			Objects.requireNonNull(owner, "owner");
 		}
 
+		@Override
+		public List<AccessScope> scopes() {
+			return List.of(new AccessScope.Owner(this.owner));
+		}
+
 	}
 
 	/**
@@ -43,6 +61,11 @@ public sealed interface Query {
 	 * @since 0.1.0
 	 */
 	record CountsQuery() implements Query {
+
+		@Override
+		public List<AccessScope> scopes() {
+			return List.of();
+		}
 
 	}
 
