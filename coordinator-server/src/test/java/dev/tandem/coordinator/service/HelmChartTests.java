@@ -225,6 +225,30 @@ class HelmChartTests {
 	}
 
 	@Test
+	void alertRulesAndTheDashboardWatchTheMetersThePeersAndAppsRegister() throws Exception {
+		assertThat(render((template) -> template)).doesNotContainKeys("PrometheusRule/tandem",
+				"ConfigMap/tandem-dashboard");
+		Map<String, Map<String, Object>> manifests = render((template) -> template.set("prometheusRule.enabled", true)
+			.set("grafanaDashboard.enabled", true));
+		List<Map<String, Object>> rules = (List<Map<String, Object>>) first(at(manifests.get("PrometheusRule/tandem"),
+				"spec.groups")).get("rules");
+		Map<String, String> expressions = new LinkedHashMap<>();
+		rules.forEach((rule) -> expressions.put((String) rule.get("alert"), (String) rule.get("expr")));
+		assertThat(expressions).containsOnlyKeys("TandemCoordinatorNoLeader", "TandemInDoubtTransactions",
+				"TandemHeuristicOutcome", "TandemStaleDecisions", "TandemCoordinatorRefusedRequests");
+		assertThat(expressions.get("TandemCoordinatorNoLeader")).contains("tandem_coordinator_peer_leader");
+		assertThat(expressions.get("TandemInDoubtTransactions")).contains("tandem_transaction_in_doubt").endsWith("> 0");
+		assertThat(expressions.get("TandemHeuristicOutcome")).contains("outcome=\"heuristic\"");
+		assertThat(expressions.get("TandemStaleDecisions"))
+			.contains("tandem_coordinator_oldest_in_doubt_age_seconds").endsWith("> 900");
+		String dashboard = (String) ((Map<String, Object>) at(manifests.get("ConfigMap/tandem-dashboard"), "data"))
+			.get("tandem.json");
+		Map<String, Object> parsed = new Yaml().load(dashboard);
+		assertThat((List<Object>) parsed.get("panels")).hasSize(8);
+		assertThat(dashboard).contains("tandem_coordinator_applied_decisions_total", "tandem_transaction_in_doubt");
+	}
+
+	@Test
 	void theJibImagesAreTheImagesTheChartDeploys() throws Exception {
 		Map<String, Object> values = new Yaml().load(Files.readString(CHART.resolve("values.yaml")));
 		Map<String, Object> chart = new Yaml().load(Files.readString(CHART.resolve("Chart.yaml")));

@@ -11,6 +11,7 @@ import javax.net.ssl.SSLSession;
 
 import dev.tandem.coordinator.security.AccessPolicy;
 import dev.tandem.coordinator.state.DecisionCodec;
+import org.apache.ratis.client.impl.OrderedAsync;
 import org.apache.ratis.proto.RaftProtos.ClientMessageEntryProto;
 import org.apache.ratis.proto.RaftProtos.RaftClientRequestProto;
 import org.apache.ratis.proto.grpc.AdminProtocolServiceGrpc;
@@ -39,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * <li>client service: every request's payload is wrapped in an envelope naming the identity
  * ({@link DecisionCodec#encodeEnvelope}), so the state machine authorizes each command and
  * query against it. A client cannot forge the envelope: whatever it sends is wrapped
- * again;</li>
+ * again (except Ratis' own {@code DUMMY} stream-opening message, which the peer answers
+ * without the state machine);</li>
  * <li>any other service: refused unless the policy is open.</li>
  * </ul>
  * Thread-safe.
@@ -97,7 +99,10 @@ final class CallerIdentityInterceptor implements ServerInterceptor {
 
 	@SuppressWarnings("unchecked")
 	private static <Q> Q stamp(Q message, @Nullable String identity) {
-		if (!(message instanceof RaftClientRequestProto request)) {
+		if (!(message instanceof RaftClientRequestProto request)
+				|| OrderedAsync.DUMMY.getContent().equals(request.getMessage().getContent())) {
+			// Ratis' client opens each stream with a DUMMY watch that the peer recognises by
+			// its content; it never reaches the state machine
 			return message;
 		}
 		byte[] envelope = DecisionCodec.encodeEnvelope(identity, request.getMessage().getContent().toByteArray());
