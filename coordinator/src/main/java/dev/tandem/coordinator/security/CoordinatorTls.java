@@ -17,7 +17,8 @@ import org.apache.ratis.grpc.GrpcTlsConfig;
  * names), as HTTPS does.
  * <p>
  * Spring Boot's SSL bundles are the usual source ({@code SslBundle.getManagers()}); the
- * managers are used as given, at every handshake.
+ * managers are handed to Ratis as given, when the peer or client is built (a changed
+ * certificate takes effect at the next start).
  * <p>
  * Immutable and thread-safe.
  *

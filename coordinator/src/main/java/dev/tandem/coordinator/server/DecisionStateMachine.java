@@ -2,6 +2,7 @@ package dev.tandem.coordinator.server;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
+import java.io.ByteArrayInputStream;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,11 +11,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Function;
 
 import dev.tandem.coordinator.security.AccessPolicy;
 import dev.tandem.coordinator.security.CoordinatorAccessDeniedException;
@@ -128,7 +131,7 @@ public class DecisionStateMachine extends BaseStateMachine {
 	 * @param policy who may act for which owners
 	 */
 	public DecisionStateMachine(AccessPolicy policy) {
-		this.policy = java.util.Objects.requireNonNull(policy, "policy");
+		this.policy = Objects.requireNonNull(policy, "policy");
 	}
 
 	@Override
@@ -294,7 +297,7 @@ public class DecisionStateMachine extends BaseStateMachine {
 		Query query;
 		try {
 			DecisionCodec.Envelope envelope = envelope(request.getContent());
-			query = DecisionCodec.decodeQuery(new java.io.ByteArrayInputStream(envelope.payload()));
+			query = DecisionCodec.decodeQuery(new ByteArrayInputStream(envelope.payload()));
 			Grant grant = this.policy.grantFor(envelope.identity());
 			String refusal = refusal(grant, query.scopes(), query.getClass().getSimpleName());
 			if (refusal != null) {
@@ -482,7 +485,7 @@ public class DecisionStateMachine extends BaseStateMachine {
 	 * @param reader reads the table; must not keep it or change it
 	 * @return the reader's result
 	 */
-	public <T> T read(java.util.function.Function<DecisionTable, T> reader) {
+	public <T> T read(Function<DecisionTable, T> reader) {
 		this.lock.readLock().lock();
 		try {
 			return reader.apply(this.table);
