@@ -12,7 +12,7 @@ import dev.tandem.transaction.StaleDecision;
 
 /**
  * Health of the decision log: UP when a linearizable read answers in time, with the number of
- * this instance's in-doubt transactions, the stale decisions of any instance on the log (decided,
+ * this instance's in-doubt transactions, the stale decisions of any instance of the app (decided,
  * not completed, older than {@code tandem.transaction.stale-decision-age}: count and oldest age),
  * and, DOWN, when another instance took this one's lease.
  *

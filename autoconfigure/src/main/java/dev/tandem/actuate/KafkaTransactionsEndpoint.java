@@ -90,7 +90,7 @@ public class KafkaTransactionsEndpoint {
 	 * @param inFlight transactions begun and not ended, oldest first
 	 * @param inDoubt transactions awaiting recovery after a failed commit
 	 * @param recentHeuristics latest heuristic outcomes, newest first
-	 * @param staleDecisions decided but not completed transactions of any instance on the decision log,
+	 * @param staleDecisions decided but not completed transactions of any instance of this app,
 	 *     older than {@code tandem.transaction.stale-decision-age}, oldest first
 	 * @param leaseLostTo the instance that took this one's lease (it took this one for dead), or null
 	 */

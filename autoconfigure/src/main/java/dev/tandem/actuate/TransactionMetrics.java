@@ -58,7 +58,7 @@ public class TransactionMetrics implements TransactionListener {
 			.description("Transactions begun and not ended")
 			.register(this.registry);
 		Gauge.builder("tandem.transaction.decisions.stale", manager, (m) -> m.staleDecisions().size())
-			.description("Decided but not completed transactions of any instance on the decision log older than "
+			.description("Decided but not completed transactions of any instance of this app older than "
 					+ "tandem.transaction.stale-decision-age, as the last background check saw them")
 			.register(this.registry);
 	}

@@ -198,7 +198,7 @@ public class TandemProperties {
 		private Duration leaseTimeout = Duration.ofSeconds(10);
 
 		/**
-		 * Age past which a decided but not completed transaction of any instance is reported as
+		 * Age past which a decided but not completed transaction of any instance of this app (same id prefix) is reported as
 		 * stale: a WARN, the tandem.transaction.decisions.stale gauge and the kafkatransactions
 		 * endpoint.
 		 */
@@ -323,6 +323,27 @@ public class TandemProperties {
 		 */
 		private List<String> peers = new ArrayList<>();
 
+		/**
+		 * Whether the app may talk to remote coordinator peers in plain text when no SSL
+		 * bundle is set; anyone on the network path can then read and forge decisions. The
+		 * embedded coordinator is always plain text on the loopback interface.
+		 */
+		private boolean plaintextAllowed;
+
+		private final Ssl ssl = new Ssl();
+
+		public boolean isPlaintextAllowed() {
+			return this.plaintextAllowed;
+		}
+
+		public void setPlaintextAllowed(boolean plaintextAllowed) {
+			this.plaintextAllowed = plaintextAllowed;
+		}
+
+		public Ssl getSsl() {
+			return this.ssl;
+		}
+
 		public Mode getMode() {
 			return this.mode;
 		}
@@ -350,6 +371,28 @@ public class TandemProperties {
 		/**
 		 * Coordinator deployment mode.
 		 */
+		/**
+		 * Mutual TLS towards the remote coordinator.
+		 */
+		public static class Ssl {
+
+			/**
+			 * Name of the Spring Boot SSL bundle (spring.ssl.bundle.*) whose key store holds
+			 * this app's client certificate (its common name is the app's identity for the
+			 * coordinator's authorization) and whose trust store holds the coordinator's CA.
+			 */
+			private @Nullable String bundle;
+
+			public @Nullable String getBundle() {
+				return this.bundle;
+			}
+
+			public void setBundle(@Nullable String bundle) {
+				this.bundle = bundle;
+			}
+
+		}
+
 		public enum Mode {
 
 			/** One Ratis peer inside this app, log on disk. */

@@ -269,7 +269,7 @@ class InstanceTakeoverTests {
 	}
 
 	private InstanceLease lease(String owner) {
-		return log().leases(Duration.ofSeconds(5)).stream()
+		return log().leases(this.topic, Duration.ofSeconds(5)).stream()
 			.filter((lease) -> lease.owner().equals(owner))
 			.findFirst()
 			.orElseThrow(() -> new AssertionError("No lease of " + owner));

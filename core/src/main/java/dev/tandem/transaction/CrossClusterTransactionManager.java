@@ -401,7 +401,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the decided but not completed transactions of every owner on the decision log that
+	 * Returns the decided but not completed transactions of every instance of this app (same id prefix) that
 	 * are older than the stale-decision age, as the last background check saw them (every third of
 	 * the lease timeout); empty when leases are off.
 	 * @return the stale decisions, oldest first

@@ -236,7 +236,7 @@ public final class CrossClusterTransactionManagerBuilder {
 	}
 
 	/**
-	 * Sets the age past which a decided but not completed transaction of any owner is reported as
+	 * Sets the age past which a decided but not completed transaction of any instance of this app is reported as
 	 * stale (a WARN once per transaction, {@link CrossClusterTransactionManager#staleDecisions()}):
 	 * its owner is down or cannot reach a cluster, and its brokers will abort it at
 	 * {@code transaction.timeout.ms} unless it is committed first. Checked with the lease renewals.

@@ -128,25 +128,28 @@ public interface DecisionLog extends AutoCloseable {
 	}
 
 	/**
-	 * Lists every lease (a linearizable read), by owner id.
+	 * Lists the leases of one app's instances (a linearizable read), by owner id.
+	 * @param idPrefix the app's id prefix
 	 * @param timeout how long to wait
 	 * @return the leases, possibly empty
 	 * @throws DecisionLogException if the read failed or timed out
 	 * @throws UnsupportedOperationException if {@link #supportsLeases()} is false
 	 */
-	default List<InstanceLease> leases(Duration timeout) throws DecisionLogException {
+	default List<InstanceLease> leases(String idPrefix, Duration timeout) throws DecisionLogException {
 		throw new UnsupportedOperationException(getClass().getName() + " keeps no leases");
 	}
 
 	/**
-	 * Lists the decided but not completed transactions of every owner (a linearizable read),
-	 * oldest decision first: what stale-decision reporting watches.
+	 * Lists the decided but not completed transactions of every instance of one app (owners
+	 * {@code <id-prefix>.*}; a linearizable read), oldest decision first: what stale-decision
+	 * reporting watches.
+	 * @param idPrefix the app's id prefix
 	 * @param timeout how long to wait
-	 * @return the in-doubt decisions of all owners, possibly empty
+	 * @return the in-doubt decisions of the app's instances, possibly empty
 	 * @throws DecisionLogException if the read failed or timed out
 	 * @throws UnsupportedOperationException if {@link #supportsLeases()} is false
 	 */
-	default List<Decision> allInDoubt(Duration timeout) throws DecisionLogException {
+	default List<Decision> appInDoubt(String idPrefix, Duration timeout) throws DecisionLogException {
 		throw new UnsupportedOperationException(getClass().getName() + " lists no decisions across owners");
 	}
 

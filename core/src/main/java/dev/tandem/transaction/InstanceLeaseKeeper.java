@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Keeps this instance's {@link InstanceLease} in the decision log, takes over the instances of the
- * same app whose lease expired, and watches for stale decisions of every owner.
+ * same app whose lease expired, and watches for stale decisions of the app's instances.
  * <ul>
  * <li>At start-up, {@link #acquire()} takes the lease. If another run of this instance id holds it,
  * it waits: a lease that expires unrenewed belonged to a run that died (a restart after a crash
@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * <li>While running, every third of the lease timeout: renews the lease (a claimed lease is
  * lost: the instance stops beginning transactions and logs an ERROR), claims the expired leases
  * of other instances of the app and has the {@link InDoubtResolver} take them over, and lists the
- * decided-not-completed transactions of every owner, logging a WARN once for each older than the
+ * decided-not-completed transactions of every instance of the app, logging a WARN once for each older than the
  * stale-decision age.</li>
  * <li>At a clean close, releases the lease, so a restart does not wait.</li>
  * </ul>
@@ -195,7 +195,7 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 
 	private void takeOverExpired() {
 		long now = this.clock.getAsLong();
-		List<InstanceLease> leases = this.log.leases(this.decisionTimeout);
+		List<InstanceLease> leases = this.log.leases(this.idPrefix, this.decisionTimeout);
 		for (InstanceLease lease : leases) {
 			if (!lease.idPrefix().equals(this.idPrefix) || lease.owner().equals(this.owner)
 					|| !isTakeOverCandidate(lease, leases, now)) {
@@ -226,7 +226,7 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 	private void watchStaleDecisions() {
 		long now = this.clock.getAsLong();
 		List<StaleDecision> found = new ArrayList<>();
-		for (Decision decision : this.log.allInDoubt(this.decisionTimeout)) {
+		for (Decision decision : this.log.appInDoubt(this.idPrefix, this.decisionTimeout)) {
 			long age = now - decision.decidedAtMs();
 			if (age > this.staleAge.toMillis()) {
 				found.add(new StaleDecision(decision.transactionId(), decision.owner(), decision.decidedAtMs(), age));
@@ -242,7 +242,7 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 		this.stale = List.copyOf(found);
 	}
 
-	/** Returns the stale decisions of every owner seen by the last check. */
+	/** Returns the stale decisions of the app's instances seen by the last check. */
 	List<StaleDecision> staleDecisions() {
 		return this.stale;
 	}

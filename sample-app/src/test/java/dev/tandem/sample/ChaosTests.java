@@ -687,6 +687,8 @@ class ChaosTests {
 			if (this.mode == Mode.REMOTE) {
 				args.add("--tandem.coordinator.mode=remote");
 				args.add("--tandem.coordinator.peers=" + env.peerList());
+				// the chaos peers run in plain text on loopback
+				args.add("--tandem.coordinator.plaintext-allowed=true");
 			}
 			else {
 				args.add("--tandem.coordinator.data-dir=" + this.dir.resolve("coordinator"));

@@ -72,13 +72,13 @@ final class EmbeddedDecisionLog implements DecisionLog {
 	}
 
 	@Override
-	public List<InstanceLease> leases(Duration timeout) {
-		return this.delegate.leases(timeout);
+	public List<InstanceLease> leases(String idPrefix, Duration timeout) {
+		return this.delegate.leases(idPrefix, timeout);
 	}
 
 	@Override
-	public List<Decision> allInDoubt(Duration timeout) {
-		return this.delegate.allInDoubt(timeout);
+	public List<Decision> appInDoubt(String idPrefix, Duration timeout) {
+		return this.delegate.appInDoubt(idPrefix, timeout);
 	}
 
 	@Override

@@ -4,9 +4,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 
 import dev.tandem.autoconfigure.TandemAutoConfiguration;
@@ -18,7 +20,10 @@ import dev.tandem.transaction.DecisionLog;
 /**
  * The decision log: an embedded single Ratis peer with its log under
  * {@code tandem.coordinator.data-dir} (default), or a client of the remote coordinator peers in
- * {@code tandem.coordinator.peers}.
+ * {@code tandem.coordinator.peers}, over mutual TLS with the certificate of the SSL bundle
+ * {@code tandem.coordinator.ssl.bundle} (plain text only with
+ * {@code tandem.coordinator.plaintext-allowed=true}). In remote mode the app does not purge
+ * finished records: the coordinator service does.
  *
  * @since 0.1.0
  */
@@ -28,7 +33,7 @@ public class TandemCoordinatorAutoConfiguration {
 
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
-	DecisionLog tandemDecisionLog(TandemProperties properties) {
+	DecisionLog tandemDecisionLog(TandemProperties properties, ObjectProvider<SslBundles> sslBundles) {
 		TandemProperties.Coordinator coordinator = properties.getCoordinator();
 		if (coordinator.getMode() == Mode.REMOTE) {
 			if (coordinator.getPeers().isEmpty()) {
@@ -38,7 +43,7 @@ public class TandemCoordinatorAutoConfiguration {
 								+ "(for example n0=tandem-0.tandem:9870,n1=...), or remove tandem.coordinator.mode to run "
 								+ "the coordinator embedded.");
 			}
-			return Coordinators.remote(coordinator.getPeers());
+			return Coordinators.remote(coordinator.getPeers(), Coordinators.tls(coordinator, sslBundles.getIfAvailable()));
 		}
 		Path dataDir = coordinator.getDataDir().toAbsolutePath();
 		checkWritable(dataDir);

@@ -24,9 +24,13 @@ import java.util.function.Function;
 import dev.tandem.bench.BenchOptions;
 import dev.tandem.coordinator.client.CoordinatorGroup;
 import dev.tandem.coordinator.client.RatisDecisionLog;
+import dev.tandem.coordinator.security.AccessPolicy;
+import dev.tandem.coordinator.security.CoordinatorTls;
 import dev.tandem.coordinator.server.CoordinatorServer;
 import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.DecisionLogException;
+import dev.tandem.test.TestCertificates;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,6 +44,9 @@ import org.slf4j.LoggerFactory;
  * (1 decision per entry, as many entries in flight as callers), in the same run;</li>
  * <li>reads (3 peers): linearizable {@code state} reads/s and latency, served by the leader vs
  * spread over the followers ({@code readFromFollowers}).</li>
+ * <li>each group once in plain text and once with mutual TLS and authorization (an app
+ * identity whose grant is checked for every decision; test certificates made at start-up),
+ * in the same run ({@code --transport plain,tls}).</li>
  * </ul>
  * Run from the repository root (one command: build the reactor, write the bench's class path,
  * run; the modules come from this working tree, not from the local Maven repository):
@@ -59,6 +66,7 @@ import org.slf4j.LoggerFactory;
  * {@code --peers 1,3} (group sizes), {@code --reads true} (read scenarios on groups of more than
  * one), {@code --group-commit-only true} (skip the rows without group commit), {@code --raft key=value,key=value} (Ratis server
  * properties over the peers' defaults, to try a setting), {@code --in-flight N} (entries in flight with group commit; default the client's 1),
+ * {@code --transport plain,tls} (rows in plain text, over mutual TLS, or both),
  * {@code --report <file>} (default {@code bench/target/coordinator-bench.txt}). On 2 shared
  * cores the numbers are noisy: compare rows of the same run.
  */
@@ -85,6 +93,8 @@ public final class CoordinatorBench {
 	private final Map<String, String> raft = new LinkedHashMap<>();
 
 	private final List<Row> rows = new ArrayList<>();
+
+	private List<String> transports = List.of("plain", "tls");
 
 	private CoordinatorBench(List<Integer> callerCounts, Duration warmup, Duration duration, List<Integer> groupSizes,
 			boolean readsToo, int inFlight, boolean groupCommitOnly) {
@@ -114,6 +124,9 @@ public final class CoordinatorBench {
 				Boolean.parseBoolean(options.getOrDefault("reads", "true")),
 				Integer.parseInt(options.getOrDefault("in-flight", "0")),
 				Boolean.parseBoolean(options.getOrDefault("group-commit-only", "false")));
+		bench.transports = Arrays.stream(options.getOrDefault("transport", "plain,tls").split(","))
+			.map(String::trim)
+			.toList();
 		for (String setting : options.getOrDefault("raft", "").split(",")) {
 			if (setting.contains("=")) {
 				bench.raft.put(setting.substring(0, setting.indexOf('=')).trim(),
@@ -142,21 +155,33 @@ public final class CoordinatorBench {
 
 	private void run(Path dataDir) throws Exception {
 		for (int peers : this.groupSizes) {
-			try (Cluster cluster = Cluster.start(dataDir.resolve(peers + "-peers"), peers, this.raft)) {
-				for (int callers : this.callerCounts) {
-					writes(cluster, callers, "group commit",
-							(builder) -> (this.inFlight > 0) ? builder.maxInFlightBatches(this.inFlight) : builder);
-					if (!this.groupCommitOnly) {
-						writes(cluster, callers, "no group commit",
-								(builder) -> builder.maxBatchSize(1).maxInFlightBatches(callers));
-					}
-				}
-				if (peers > 1 && this.readsToo) {
-					int callers = this.callerCounts.get(0);
-					reads(cluster, callers, "leader", (builder) -> builder);
-					reads(cluster, callers, "followers", (builder) -> builder.readFromFollowers(true));
+			for (String transport : this.transports) {
+				boolean tls = switch (transport) {
+					case "plain" -> false;
+					case "tls" -> true;
+					default -> throw new IllegalArgumentException("--transport takes plain and/or tls: " + transport);
+				};
+				try (Cluster cluster = Cluster.start(dataDir.resolve(peers + "-peers-" + transport), peers, this.raft,
+						tls)) {
+					run(cluster, peers);
 				}
 			}
+		}
+	}
+
+	private void run(Cluster cluster, int peers) throws InterruptedException {
+		for (int callers : this.callerCounts) {
+			writes(cluster, callers, "group commit",
+					(builder) -> (this.inFlight > 0) ? builder.maxInFlightBatches(this.inFlight) : builder);
+			if (!this.groupCommitOnly) {
+				writes(cluster, callers, "no group commit",
+						(builder) -> builder.maxBatchSize(1).maxInFlightBatches(callers));
+			}
+		}
+		if (peers > 1 && this.readsToo) {
+			int callers = this.callerCounts.get(0);
+			reads(cluster, callers, "leader", (builder) -> builder);
+			reads(cluster, callers, "followers", (builder) -> builder.readFromFollowers(true));
 		}
 	}
 
@@ -173,7 +198,7 @@ public final class CoordinatorBench {
 			});
 			double perEntry = (double) (client.operationsSent() - operationsBefore)
 					/ Math.max(1, client.commandsSent() - commandsBefore);
-			this.rows.add(new Row(cluster.size() + " peer" + ((cluster.size() > 1) ? "s" : ""), callers, "decide", mode,
+			this.rows.add(new Row(cluster.label(), callers, "decide", mode,
 					measurement, String.format("%.1f decisions/entry", perEntry)));
 		}
 	}
@@ -189,7 +214,7 @@ public final class CoordinatorBench {
 			Measurement measurement = measure(callers, (caller) -> reader
 				.state("r-" + ThreadLocalRandom.current().nextInt(known), CALL_TIMEOUT));
 			String served = reader.followerReads() + " by followers, " + reader.followerReadFallbacks() + " fell back";
-			this.rows.add(new Row(cluster.size() + " peers", callers, "read state", target, measurement,
+			this.rows.add(new Row(cluster.label(), callers, "read state", target, measurement,
 					(reader.followerReads() > 0) ? served : "leader (lease/heartbeat confirmed)"));
 		}
 	}
@@ -265,16 +290,17 @@ public final class CoordinatorBench {
 		out.append(String.format("Tandem coordinator benchmark, %s, warm-up %d s, measured %d s per row, %d cores%s%n",
 				Instant.now(), this.warmup.toSeconds(), this.duration.toSeconds(),
 				Runtime.getRuntime().availableProcessors(), this.raft.isEmpty() ? "" : ", Ratis " + this.raft));
-		out.append(String.format("%-8s %7s %-11s %-16s %9s %8s %8s %6s %11s %5s  %s%n", "group", "callers", "operation",
+		out.append(String.format("%-12s %7s %-11s %-16s %9s %8s %8s %6s %11s %5s  %s%n", "group", "callers", "operation",
 				"mode", "ops/s", "p50 ms", "p99 ms", "failed", "ops/CPU-s", "load", "notes"));
 		for (Row row : this.rows) {
 			Measurement m = row.measurement();
-			out.append(String.format("%-8s %7d %-11s %-16s %9.0f %8.2f %8.2f %6d %11.0f %5.1f  %s%n", row.group(),
+			out.append(String.format("%-12s %7d %-11s %-16s %9.0f %8.2f %8.2f %6d %11.0f %5.1f  %s%n", row.group(),
 					row.callers(), row.operation(), row.mode(), m.perSecond(), m.p50Nanos() / 1e6, m.p99Nanos() / 1e6, m.failures(),
 					m.perCpuSecond(), m.loadAverage(), row.notes()));
 		}
 		out.append("ops/CPU-s: operations per second of this JVM's CPU time (all peers and clients); load: the "
-				+ "machine's 1-minute load average during the row.\n");
+				+ "machine's 1-minute load average during the row; tls: mutual TLS on every connection and each "
+				+ "command authorized by the client certificate's identity.\n");
 		return out.toString();
 	}
 
@@ -335,12 +361,32 @@ public final class CoordinatorBench {
 
 		private final List<CoordinatorServer> servers;
 
-		private Cluster(CoordinatorGroup group, List<CoordinatorServer> servers) {
+		private final @Nullable CoordinatorTls clientTls;
+
+		private Cluster(CoordinatorGroup group, List<CoordinatorServer> servers, @Nullable CoordinatorTls clientTls) {
 			this.group = group;
 			this.servers = servers;
+			this.clientTls = clientTls;
 		}
 
-		static Cluster start(Path dataDir, int size, Map<String, String> raft) throws IOException, InterruptedException {
+		static Cluster start(Path dataDir, int size, Map<String, String> raft, boolean tls)
+				throws IOException, InterruptedException {
+			CoordinatorTls peerTls = null;
+			CoordinatorTls clientTls = null;
+			AccessPolicy policy = AccessPolicy.open();
+			if (tls) {
+				TestCertificates authority = TestCertificates.create(dataDir.resolve("certs"), "bench-ca");
+				TestCertificates.Identity peer = authority.issue("coordinator");
+				TestCertificates.Identity app = authority.issue("bench-app");
+				peerTls = CoordinatorTls.of(peer.keyManager(), peer.trustManager());
+				clientTls = CoordinatorTls.of(app.keyManager(), app.trustManager());
+				// the bench's owners are w<row>.i<caller> and reader.i0: one id prefix per row
+				List<String> prefixes = new ArrayList<>(List.of("reader"));
+				for (int row = 0; row < 256; row++) {
+					prefixes.add("w" + row);
+				}
+				policy = AccessPolicy.builder().peers(List.of("coordinator")).app("bench-app", prefixes).build();
+			}
 			Map<String, String> peers = new LinkedHashMap<>();
 			for (int i = 1; i <= size; i++) {
 				peers.put("n" + i, "127.0.0.1:" + freePort());
@@ -351,6 +397,8 @@ public final class CoordinatorBench {
 				CoordinatorServer server = CoordinatorServer.builder(id, group, dataDir.resolve(id))
 					.bindHost("127.0.0.1")
 					.properties((properties) -> raft.forEach(properties::set))
+					.tls(peerTls)
+					.accessPolicy(policy)
 					.build();
 				servers.add(server);
 				server.start();
@@ -363,15 +411,19 @@ public final class CoordinatorBench {
 				servers.forEach(CoordinatorServer::close);
 				throw new IllegalStateException("No leader among " + size + " peers", ex);
 			}
-			return new Cluster(group, servers);
+			return new Cluster(group, servers, clientTls);
 		}
 
 		int size() {
 			return this.servers.size();
 		}
 
+		String label() {
+			return size() + " peer" + ((size() > 1) ? "s" : "") + ((this.clientTls != null) ? " tls" : "");
+		}
+
 		RatisDecisionLog.Builder clientBuilder() {
-			return RatisDecisionLog.builder(this.group).purgeInterval(Duration.ZERO);
+			return RatisDecisionLog.builder(this.group).purgeInterval(Duration.ZERO).tls(this.clientTls);
 		}
 
 		@Override

@@ -8,6 +8,7 @@ import dev.tandem.coordinator.server.CoordinatorServer;
 import dev.tandem.coordinator.server.DecisionStateMachine;
 import dev.tandem.coordinator.server.PeerRole;
 import dev.tandem.coordinator.server.PeerStatus;
+import dev.tandem.transaction.DecisionState;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -50,6 +51,16 @@ public class CoordinatorPeerMetrics implements MeterBinder {
 		this.server = Objects.requireNonNull(server, "server");
 	}
 
+	private static double oldestInDoubtAgeSeconds(DecisionStateMachine stateMachine) {
+		long oldest = stateMachine.read((table) -> table.records()
+			.stream()
+			.filter((record) -> record.state() == DecisionState.DECIDED && record.decision() != null)
+			.mapToLong((record) -> record.decision().decidedAtMs())
+			.min()
+			.orElse(Long.MAX_VALUE));
+		return (oldest == Long.MAX_VALUE) ? 0 : Math.max(0, System.currentTimeMillis() - oldest) / 1000.0;
+	}
+
 	@Override
 	public void bindTo(MeterRegistry registry) {
 		List<Tag> tags = List.of(Tag.of("peer", this.server.peerId()));
@@ -89,6 +100,15 @@ public class CoordinatorPeerMetrics implements MeterBinder {
 				stateMachine, DecisionStateMachine::appliedOperations);
 		counter(registry, "tandem.coordinator.applied.decisions", "Decide operations applied by this replica", tags,
 				stateMachine, DecisionStateMachine::appliedDecisions);
+		counter(registry, "tandem.coordinator.refused.requests",
+				"Commands and queries this peer refused because the caller's certificate identity may not act for them",
+				tags, stateMachine, DecisionStateMachine::refusedRequests);
+		Gauge.builder("tandem.coordinator.oldest.in.doubt.age", stateMachine, CoordinatorPeerMetrics::oldestInDoubtAgeSeconds)
+			.description("Seconds since the oldest in-doubt (decided, not completed) transaction of this replica was "
+					+ "decided; 0 when none. A steady rise means an owner that does not recover")
+			.baseUnit("seconds")
+			.tags(tags)
+			.register(registry);
 		counter(registry, "tandem.coordinator.leader.changes", "Leader changes seen by this replica", tags,
 				stateMachine, DecisionStateMachine::leaderChanges);
 		String readsDescription = "Linearizable reads served as leader, by how leadership was confirmed";

@@ -2,6 +2,10 @@ package dev.tandem.coordinator.service;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 import dev.tandem.coordinator.client.CoordinatorGroup;
@@ -50,11 +54,44 @@ public class CoordinatorServerProperties {
 	 */
 	private @Nullable String bindHost;
 
+	/**
+	 * Whether the Raft endpoint may run without TLS when no SSL bundle is set. Every caller
+	 * that reaches the port may then change decisions: only on a trusted network or a
+	 * loopback bind host.
+	 */
+	private boolean plaintextAllowed;
+
+	private final Ssl ssl = new Ssl();
+
+	private final Authorization authorization = new Authorization();
+
+	private final Purge purge = new Purge();
+
 	private final ElectionTimeout electionTimeout = new ElectionTimeout();
 
 	private final Snapshot snapshot = new Snapshot();
 
 	private final Shutdown shutdown = new Shutdown();
+
+	public boolean isPlaintextAllowed() {
+		return this.plaintextAllowed;
+	}
+
+	public void setPlaintextAllowed(boolean plaintextAllowed) {
+		this.plaintextAllowed = plaintextAllowed;
+	}
+
+	public Ssl getSsl() {
+		return this.ssl;
+	}
+
+	public Authorization getAuthorization() {
+		return this.authorization;
+	}
+
+	public Purge getPurge() {
+		return this.purge;
+	}
 
 	public @Nullable String getPeerId() {
 		return this.peerId;
@@ -133,6 +170,116 @@ public class CoordinatorServerProperties {
 					+ "' is not in tandem.coordinator.server.peers " + group.peers().keySet());
 		}
 		return group;
+	}
+
+	/**
+	 * Mutual TLS of the Raft endpoint.
+	 */
+	public static class Ssl {
+
+		/**
+		 * Name of the Spring Boot SSL bundle (spring.ssl.bundle.*) whose key store holds this
+		 * peer's certificate and whose trust store holds the CA of the peers' and clients'
+		 * certificates. Peers verify each other's host names against the certificates'
+		 * subject alternative names.
+		 */
+		private @Nullable String bundle;
+
+		public @Nullable String getBundle() {
+			return this.bundle;
+		}
+
+		public void setBundle(@Nullable String bundle) {
+			this.bundle = bundle;
+		}
+
+	}
+
+	/**
+	 * Who may do what, by the common name (CN) of the caller's TLS certificate; only with an
+	 * SSL bundle.
+	 */
+	public static class Authorization {
+
+		/**
+		 * Certificate common names of the peers (they replicate the log and are admins); by
+		 * default the common name of this peer's own certificate, so peers sharing one
+		 * certificate need no setting.
+		 */
+		private List<String> peers = new ArrayList<>();
+
+		/**
+		 * Certificate common names of operators and tools that may act for every app and run
+		 * purges and settles.
+		 */
+		private List<String> admins = new ArrayList<>();
+
+		/**
+		 * Certificate common name of each app, mapped to the tandem.transaction.id-prefix
+		 * values whose transactions it may decide, complete, abort and read, for example
+		 * apps.orders-app=orders,orders-replay.
+		 */
+		private Map<String, List<String>> apps = new LinkedHashMap<>();
+
+		public List<String> getPeers() {
+			return this.peers;
+		}
+
+		public void setPeers(List<String> peers) {
+			this.peers = peers;
+		}
+
+		public List<String> getAdmins() {
+			return this.admins;
+		}
+
+		public void setAdmins(List<String> admins) {
+			this.admins = admins;
+		}
+
+		public Map<String, List<String>> getApps() {
+			return this.apps;
+		}
+
+		public void setApps(Map<String, List<String>> apps) {
+			this.apps = apps;
+		}
+
+	}
+
+	/**
+	 * Removal of completed and aborted records, run by the coordinator service itself (apps
+	 * in remote mode do not purge: it is an administrative operation).
+	 */
+	public static class Purge {
+
+		/**
+		 * How often this peer asks the group to purge; 0 to never purge.
+		 */
+		private Duration interval = Duration.ofMinutes(10);
+
+		/**
+		 * How long completed and aborted records are kept; longer than any app's recovery
+		 * could still ask about them.
+		 */
+		private Duration retention = Duration.ofDays(7);
+
+		public Duration getInterval() {
+			return this.interval;
+		}
+
+		public void setInterval(Duration interval) {
+			this.interval = interval;
+		}
+
+		public Duration getRetention() {
+			return this.retention;
+		}
+
+		public void setRetention(Duration retention) {
+			this.retention = retention;
+		}
+
 	}
 
 	/**

@@ -149,7 +149,8 @@ class CoordinatorServerApplicationTests {
 			.run("--server.port=0", "--spring.jmx.enabled=false", "--tandem.coordinator.server.peer-id=" + peerId,
 					"--tandem.coordinator.server.peers=" + peerList,
 					"--tandem.coordinator.server.data-dir=" + this.dataDir.resolve(peerId),
-					"--tandem.coordinator.server.bind-host=127.0.0.1");
+					"--tandem.coordinator.server.bind-host=127.0.0.1",
+					"--tandem.coordinator.server.plaintext-allowed=true");
 		synchronized (this.servers) {
 			this.servers.put(peerId, context);
 		}

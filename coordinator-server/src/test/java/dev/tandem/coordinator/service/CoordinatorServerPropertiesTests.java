@@ -4,16 +4,26 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 
 import dev.tandem.coordinator.server.CoordinatorServer;
 import dev.tandem.coordinator.server.PeerRole;
+import dev.tandem.coordinator.client.RatisDecisionLog;
+import dev.tandem.coordinator.security.CoordinatorAccessDeniedException;
+import dev.tandem.coordinator.security.CoordinatorTls;
+import dev.tandem.test.TestCertificates;
+import dev.tandem.transaction.Decision;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -77,6 +87,7 @@ class CoordinatorServerPropertiesTests {
 					"tandem.coordinator.server.peers=solo=127.0.0.1:" + port,
 					"tandem.coordinator.server.data-dir=" + this.dataDir,
 					"tandem.coordinator.server.bind-host=127.0.0.1",
+					"tandem.coordinator.server.plaintext-allowed=true",
 					"tandem.coordinator.server.election-timeout.min=100ms",
 					"tandem.coordinator.server.election-timeout.max=200ms",
 					"tandem.coordinator.server.snapshot.threshold=50")
@@ -96,6 +107,90 @@ class CoordinatorServerPropertiesTests {
 					.containsKeys("term", "commitIndex", "appliedIndex", "lastLogIndex", "applyLag", "peers");
 				assertThat(server.dataDir()).isEqualTo(this.dataDir);
 			});
+	}
+
+	@Test
+	void withoutAnSslBundleStartUpFailsNamingTheBundleAndThePlaintextProperty() {
+		this.contextRunner
+			.withPropertyValues("tandem.coordinator.server.peer-id=n1", "tandem.coordinator.server.peers=n1=127.0.0.1:1")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("tandem.coordinator.server.ssl.bundle is not set")
+				.hasMessageContaining("tandem.coordinator.server.plaintext-allowed=true"));
+	}
+
+	@Test
+	void anUnknownSslBundleFailsStartUpNamingIt() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class))
+			.withPropertyValues("tandem.coordinator.server.peer-id=n1", "tandem.coordinator.server.peers=n1=127.0.0.1:1",
+					"tandem.coordinator.server.ssl.bundle=coordinator")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("tandem.coordinator.server.ssl.bundle names SSL bundle 'coordinator' but there is none"));
+	}
+
+	@Test
+	void aTlsPeerServesItsAppAndTheAdminEndpointsListOwnersAndTransactions() throws Exception {
+		TestCertificates authority = TestCertificates.create(this.dataDir.resolve("certs"), "ca");
+		TestCertificates.Identity peer = authority.issue("coordinator");
+		TestCertificates.Identity app = authority.issue("orders-app");
+		int port = freePort();
+		this.contextRunner.withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class))
+			.withPropertyValues("tandem.coordinator.server.peer-id=solo",
+					"tandem.coordinator.server.peers=solo=127.0.0.1:" + port,
+					"tandem.coordinator.server.data-dir=" + this.dataDir.resolve("peer"),
+					"tandem.coordinator.server.bind-host=127.0.0.1",
+					"tandem.coordinator.server.ssl.bundle=coordinator",
+					"tandem.coordinator.server.authorization.apps.orders-app=orders",
+					"spring.ssl.bundle.jks.coordinator.keystore.location=" + peer.keyStore().toUri(),
+					"spring.ssl.bundle.jks.coordinator.keystore.password=" + TestCertificates.PASSWORD,
+					"spring.ssl.bundle.jks.coordinator.keystore.type=PKCS12",
+					"spring.ssl.bundle.jks.coordinator.truststore.location=" + peer.trustStore().toUri(),
+					"spring.ssl.bundle.jks.coordinator.truststore.password=" + TestCertificates.PASSWORD,
+					"spring.ssl.bundle.jks.coordinator.truststore.type=PKCS12")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				CoordinatorServer server = context.getBean(CoordinatorServer.class);
+				assertThat(server.tls()).isTrue();
+				server.awaitLeader(Duration.ofSeconds(20));
+				try (RatisDecisionLog client = RatisDecisionLog.builder(server.group())
+					.purgeInterval(Duration.ZERO)
+					.tls(CoordinatorTls.of(app.keyManager(), app.trustManager()))
+					.build()) {
+					client.decide(decision("t-1", "orders.router-0", 1_000), Duration.ofSeconds(10));
+					client.decide(decision("t-2", "orders.router-1", System.currentTimeMillis()),
+							Duration.ofSeconds(10));
+					client.abort("t-3", "orders.router-1", Duration.ofSeconds(10));
+					assertThatThrownBy(() -> client.decide(decision("t-4", "billing.i0", 1),
+							Duration.ofSeconds(10)))
+						.isInstanceOf(CoordinatorAccessDeniedException.class);
+				}
+				// the peer's own client (its certificate is a peer's, so an admin's) may purge
+				assertThat(context.getBean(RatisDecisionLog.class).purge(Duration.ofDays(1), Duration.ofSeconds(10)))
+					.isZero();
+				CoordinatorOwnersEndpoint.OwnersDescriptor owners = context.getBean(CoordinatorOwnersEndpoint.class)
+					.owners();
+				assertThat(owners.owners()).extracting(CoordinatorOwnersEndpoint.OwnerDescriptor::owner)
+					.containsExactly("orders.router-0", "orders.router-1");
+				assertThat(owners.owners().get(0).inDoubt()).isEqualTo(1);
+				assertThat(owners.owners().get(0).oldestInDoubtDecidedAt()).isEqualTo(Instant.ofEpochMilli(1_000));
+				assertThat(owners.owners().get(1).aborted()).isEqualTo(1);
+				CoordinatorTransactionsEndpoint transactions = context.getBean(CoordinatorTransactionsEndpoint.class);
+				assertThat(transactions.transactions(null, "decided", "1h", null).transactions())
+					.extracting(CoordinatorTransactionsEndpoint.TransactionDescriptor::transactionId)
+					.containsExactly("t-1");
+				assertThat(transactions.transactions("orders.router-1", null, null, 10).matched()).isEqualTo(2);
+				assertThat(transactions.transaction("t-1").participants()).hasSize(2);
+				assertThat(transactions.transaction("nope")).isNull();
+			});
+	}
+
+	private static Decision decision(String transactionId, String owner, long decidedAtMs) {
+		return new Decision(transactionId, owner, decidedAtMs,
+				List.of(new Decision.ParticipantRecord("east", owner + ".east.0", 4000L, (short) 3, "tandem-markers", 2, 10L),
+						new Decision.ParticipantRecord("west", owner + ".west.0", 9000L, (short) 1, "tandem-markers", 0, 7L)));
 	}
 
 	private static int freePort() throws Exception {

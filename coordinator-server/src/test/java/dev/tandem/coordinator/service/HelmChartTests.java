@@ -1,5 +1,6 @@
 package dev.tandem.coordinator.service;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -11,6 +12,7 @@ import com.marcnuri.helm.Helm;
 import com.marcnuri.helm.LintResult;
 import com.marcnuri.helm.TemplateCommand;
 import dev.tandem.coordinator.client.CoordinatorGroup;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,11 +22,13 @@ import org.springframework.core.env.SystemEnvironmentPropertySource;
 import org.yaml.snakeyaml.Yaml;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Tests of the {@code helm/tandem} chart with the helm library that helm-java carries (no helm
  * install needed): it lints, and the rendered manifests wire the peers together.
  */
+@SuppressWarnings("unchecked")
 class HelmChartTests {
 
 	private static final Logger logger = LoggerFactory.getLogger(HelmChartTests.class);
@@ -119,6 +123,149 @@ class HelmChartTests {
 			.containsEntry("TANDEM_COORDINATOR_PEERS", peers)
 			.containsEntry("TANDEM_CLUSTERS_EAST_BOOTSTRAP_SERVERS", "kafka-east:9092");
 		assertThat(manifests).containsKey("Service/tandem-sample-app");
+	}
+
+	@Test
+	void everyContainerMeetsTheRestrictedPodSecurityStandard() {
+		Map<String, Map<String, Object>> manifests = render((template) -> template.set("sampleApp.enabled", true));
+		for (String workload : List.of("StatefulSet/tandem-coordinator", "Deployment/tandem-sample-app")) {
+			Map<String, Object> pod = (Map<String, Object>) at(manifests.get(workload), "spec.template.spec");
+			assertThat(at(pod, "securityContext.runAsNonRoot")).as(workload).isEqualTo(true);
+			assertThat(at(pod, "securityContext.seccompProfile.type")).as(workload).isEqualTo("RuntimeDefault");
+			Map<String, Object> container = first(pod.get("containers"));
+			assertThat(at(container, "securityContext.allowPrivilegeEscalation")).as(workload).isEqualTo(false);
+			assertThat(at(container, "securityContext.runAsNonRoot")).as(workload).isEqualTo(true);
+			assertThat(at(container, "securityContext.readOnlyRootFilesystem")).as(workload).isEqualTo(true);
+			assertThat(at(container, "securityContext.capabilities.drop")).as(workload).isEqualTo(List.of("ALL"));
+			assertThat(at(container, "securityContext.seccompProfile.type")).as(workload).isEqualTo("RuntimeDefault");
+			// a read-only root needs a writable /tmp (JVM, Tomcat)
+			assertThat((List<Object>) container.get("volumeMounts")).anySatisfy(
+					(mount) -> assertThat((Map<String, Object>) mount).containsEntry("mountPath", "/tmp"));
+			// no host namespaces, no privileged containers, no host paths
+			assertThat(pod).doesNotContainKeys("hostNetwork", "hostPID", "hostIPC");
+			assertThat(at(container, "securityContext")).asInstanceOf(InstanceOfAssertFactories.MAP)
+				.doesNotContainKey("privileged");
+			assertThat((List<Object>) pod.get("volumes")).allSatisfy(
+					(volume) -> assertThat((Map<String, Object>) volume).doesNotContainKey("hostPath"));
+		}
+	}
+
+	@Test
+	void peersAndTheSampleAppTakeTheirCertificatesFromSecretsAsSslBundles() {
+		Map<String, Map<String, Object>> manifests = render((template) -> template.set("sampleApp.enabled", true)
+			.set("coordinator.tls.secretName", "peers-tls")
+			.set("coordinator.authorization.apps.flight-router[0]", "flight-router"));
+		Map<String, Object> pod = (Map<String, Object>) at(manifests.get("StatefulSet/tandem-coordinator"),
+				"spec.template.spec");
+		Map<String, Object> env = env(first(pod.get("containers")));
+		assertThat(env).containsEntry("TANDEM_COORDINATOR_SERVER_SSL_BUNDLE", "coordinator")
+			.containsEntry("SPRING_SSL_BUNDLE_PEM_COORDINATOR_KEYSTORE_CERTIFICATE", "file:/etc/tandem/tls/tls.crt")
+			.containsEntry("SPRING_SSL_BUNDLE_PEM_COORDINATOR_KEYSTORE_PRIVATE_KEY", "file:/etc/tandem/tls/tls.key")
+			.containsEntry("SPRING_SSL_BUNDLE_PEM_COORDINATOR_TRUSTSTORE_CERTIFICATE", "file:/etc/tandem/tls/ca.crt")
+			.doesNotContainKey("TANDEM_COORDINATOR_SERVER_PLAINTEXT_ALLOWED");
+		assertThat((String) env.get("SPRING_APPLICATION_JSON"))
+			.contains("\"apps\":{\"flight-router\":[\"flight-router\"]}");
+		assertThat((List<Object>) pod.get("volumes")).anySatisfy((volume) -> assertThat(at(volume, "secret.secretName"))
+			.isEqualTo("peers-tls"));
+
+		Map<String, Object> appPod = (Map<String, Object>) at(manifests.get("Deployment/tandem-sample-app"),
+				"spec.template.spec");
+		assertThat(env(first(appPod.get("containers")))).containsEntry("TANDEM_COORDINATOR_SSL_BUNDLE", "coordinator")
+			.containsEntry("SPRING_SSL_BUNDLE_PEM_COORDINATOR_KEYSTORE_CERTIFICATE", "file:/etc/tandem/tls/tls.crt");
+		assertThat((List<Object>) appPod.get("volumes")).anySatisfy((volume) -> assertThat(at(volume, "secret.secretName"))
+			.isEqualTo("tandem-sample-app-tls"));
+
+		// plain text only when asked for, and then said so to the server
+		Map<String, Object> plain = env(first(at(render((template) -> template.set("coordinator.tls.enabled", false))
+			.get("StatefulSet/tandem-coordinator"), "spec.template.spec.containers")));
+		assertThat(plain).containsEntry("TANDEM_COORDINATOR_SERVER_PLAINTEXT_ALLOWED", "true")
+			.doesNotContainKey("TANDEM_COORDINATOR_SERVER_SSL_BUNDLE");
+	}
+
+	@Test
+	void theNetworkPolicyOpensTheRaftPortToPeersAndClientsOnly() {
+		Map<String, Map<String, Object>> manifests = render((template) -> template.set("sampleApp.enabled", true));
+		Map<String, Object> policy = manifests.get("NetworkPolicy/tandem-coordinator");
+		assertThat(at(policy, "spec.podSelector.matchLabels"))
+			.isEqualTo(at(manifests.get("StatefulSet/tandem-coordinator"), "spec.selector.matchLabels"));
+		List<Map<String, Object>> ingress = (List<Map<String, Object>>) at(policy, "spec.ingress");
+		Map<String, Object> raft = ingress.get(0);
+		assertThat(first(raft.get("ports"))).containsEntry("port", "raft");
+		assertThat((List<Object>) raft.get("from")).extracting((peer) -> at(peer, "podSelector.matchLabels"))
+			.containsExactly(at(manifests.get("StatefulSet/tandem-coordinator"), "spec.selector.matchLabels"),
+					at(manifests.get("Deployment/tandem-sample-app"), "spec.selector.matchLabels"),
+					Map.of("tandem.dev/coordinator-client", "true"));
+		assertThat(first(ingress.get(1).get("ports"))).containsEntry("port", "http");
+		assertThat(render((template) -> template.set("networkPolicy.enabled", false)))
+			.doesNotContainKey("NetworkPolicy/tandem-coordinator");
+	}
+
+	@Test
+	void everySampleAppReplicaHasItsOwnInstanceId() {
+		Map<String, Map<String, Object>> manifests = render((template) -> template.set("sampleApp.enabled", true)
+			.set("sampleApp.replicas", 3));
+		Map<String, Object> container = first(at(manifests.get("Deployment/tandem-sample-app"),
+				"spec.template.spec.containers"));
+		assertThat(env(container)).containsEntry("TANDEM_TRANSACTION_INSTANCE_ID", "$(POD_NAME)");
+		Map<String, Object> podName = (Map<String, Object>) ((List<Object>) container.get("env")).get(0);
+		assertThat(podName).containsEntry("name", "POD_NAME");
+		assertThat(at(podName, "valueFrom.fieldRef.fieldPath")).isEqualTo("metadata.name");
+	}
+
+	@Test
+	void theValuesSchemaRejectsAnEvenPeerCountAndAnInsecureContainer() {
+		assertThat(CHART.resolve("values.schema.json")).exists();
+		assertThatThrownBy(() -> render((template) -> template.set("coordinator.replicas", 4)))
+			.hasMessageContaining("replicas");
+		assertThatThrownBy(() -> render((template) -> template.set("coordinator.securityContext.allowPrivilegeEscalation",
+				true)))
+			.hasMessageContaining("allowPrivilegeEscalation");
+		assertThatThrownBy(() -> render((template) -> template.set("coordinator.tls.enabled", "yes")))
+			.hasMessageContaining("enabled");
+	}
+
+	@Test
+	void alertRulesAndTheDashboardWatchTheMetersThePeersAndAppsRegister() throws Exception {
+		assertThat(render((template) -> template)).doesNotContainKeys("PrometheusRule/tandem",
+				"ConfigMap/tandem-dashboard");
+		Map<String, Map<String, Object>> manifests = render((template) -> template.set("prometheusRule.enabled", true)
+			.set("grafanaDashboard.enabled", true));
+		List<Map<String, Object>> rules = (List<Map<String, Object>>) first(at(manifests.get("PrometheusRule/tandem"),
+				"spec.groups")).get("rules");
+		Map<String, String> expressions = new LinkedHashMap<>();
+		rules.forEach((rule) -> expressions.put((String) rule.get("alert"), (String) rule.get("expr")));
+		assertThat(expressions).containsOnlyKeys("TandemCoordinatorNoLeader", "TandemInDoubtTransactions",
+				"TandemHeuristicOutcome", "TandemStaleDecisions", "TandemCoordinatorRefusedRequests");
+		assertThat(expressions.get("TandemCoordinatorNoLeader")).contains("tandem_coordinator_peer_leader");
+		assertThat(expressions.get("TandemInDoubtTransactions")).contains("tandem_transaction_in_doubt").endsWith("> 0");
+		assertThat(expressions.get("TandemHeuristicOutcome")).contains("outcome=\"heuristic\"");
+		assertThat(expressions.get("TandemStaleDecisions"))
+			.contains("tandem_coordinator_oldest_in_doubt_age_seconds").endsWith("> 900");
+		String dashboard = (String) ((Map<String, Object>) at(manifests.get("ConfigMap/tandem-dashboard"), "data"))
+			.get("tandem.json");
+		Map<String, Object> parsed = new Yaml().load(dashboard);
+		assertThat((List<Object>) parsed.get("panels")).hasSize(8);
+		assertThat(dashboard).contains("tandem_coordinator_applied_decisions_total", "tandem_transaction_in_doubt");
+	}
+
+	@Test
+	void theJibImagesAreTheImagesTheChartDeploys() throws Exception {
+		Map<String, Object> values = new Yaml().load(Files.readString(CHART.resolve("values.yaml")));
+		Map<String, Object> chart = new Yaml().load(Files.readString(CHART.resolve("Chart.yaml")));
+		Path root = CHART.getParent().getParent();
+		String tag = between(Files.readString(root.resolve("pom.xml")), "<tandem.image.tag>", "</tandem.image.tag>");
+		assertThat(tag).isEqualTo(chart.get("appVersion"));
+		assertThat(between(Files.readString(root.resolve("coordinator-server/pom.xml")), "<to>", "</to>"))
+			.contains("<image>" + at(values, "coordinator.image.repository") + ":${tandem.image.tag}</image>");
+		assertThat(between(Files.readString(root.resolve("sample-app/pom.xml")), "<to>", "</to>"))
+			.contains("<image>" + at(values, "sampleApp.image.repository") + ":${tandem.image.tag}</image>");
+		assertThat(at(values, "coordinator.image.tag")).isEqualTo("");
+	}
+
+	private static String between(String text, String start, String end) {
+		int from = text.indexOf(start);
+		assertThat(from).as("%s in the pom", start).isNotNegative();
+		return text.substring(from + start.length(), text.indexOf(end, from));
 	}
 
 	private static Map<String, Map<String, Object>> render(UnaryOperator<TemplateCommand> settings) {

@@ -16,6 +16,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
+import dev.tandem.coordinator.security.CoordinatorAccessDeniedException;
+import dev.tandem.coordinator.security.CoordinatorTls;
 import dev.tandem.coordinator.state.Command;
 import dev.tandem.coordinator.state.DecisionCodec;
 import dev.tandem.coordinator.state.DecisionTable;
@@ -32,7 +34,9 @@ import dev.tandem.transaction.LeaseClaimedException;
 import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -127,6 +131,7 @@ public final class RatisDecisionLog implements DecisionLog {
 			.setClientId(ClientId.randomId())
 			.setRaftGroup(this.group.toRaftGroup())
 			.setProperties(builder.clientProperties())
+			.setParameters(builder.clientParameters())
 			.setRetryPolicy(this.retryPolicy);
 		if (builder.initialLeader != null) {
 			client.setLeaderId(RaftPeerId.valueOf(builder.initialLeader));
@@ -137,6 +142,7 @@ public final class RatisDecisionLog implements DecisionLog {
 			.setClientId(ClientId.randomId())
 			.setRaftGroup(this.group.toRaftGroup())
 			.setProperties(builder.clientProperties())
+			.setParameters(builder.clientParameters())
 			.setRetryPolicy(RetryPolicies.noRetry())
 			.build() : null;
 		String name = "tandem-decision-log-" + instances.incrementAndGet();
@@ -263,14 +269,15 @@ public final class RatisDecisionLog implements DecisionLog {
 	}
 
 	@Override
-	public List<InstanceLease> leases(Duration timeout) throws DecisionLogException {
-		return ((QueryReply.LeasesReply) query(new Query.LeasesQuery(), timeout, "leases")).leases();
+	public List<InstanceLease> leases(String idPrefix, Duration timeout) throws DecisionLogException {
+		return ((QueryReply.LeasesReply) query(new Query.LeasesQuery(idPrefix), timeout, "leases of " + idPrefix))
+			.leases();
 	}
 
 	@Override
-	public List<Decision> allInDoubt(Duration timeout) throws DecisionLogException {
-		return ((QueryReply.InDoubtReply) query(new Query.AllInDoubtQuery(), timeout, "in-doubt transactions"))
-			.decisions();
+	public List<Decision> appInDoubt(String idPrefix, Duration timeout) throws DecisionLogException {
+		return ((QueryReply.InDoubtReply) query(new Query.AppInDoubtQuery(idPrefix), timeout,
+				"in-doubt transactions of " + idPrefix)).decisions();
 	}
 
 	private @Nullable InstanceLease leaseOperation(Operation operation, Duration timeout, String what) {
@@ -523,9 +530,32 @@ public final class RatisDecisionLog implements DecisionLog {
 
 	private static void checkSuccess(RaftClientReply reply) {
 		if (!reply.isSuccess()) {
+			String refusal = accessDenied(reply.getException());
+			if (refusal != null) {
+				throw new CompletionException(new CoordinatorAccessDeniedException(refusal));
+			}
 			throw new CompletionException(new DecisionLogException(
 					"Coordinator refused the request: " + reply.getException(), reply.getException()));
 		}
+	}
+
+	/**
+	 * Returns the peer's reason when it refused the request for lack of rights (it travels as
+	 * the message of a StateMachineException), or {@code null}.
+	 */
+	private static @Nullable String accessDenied(@Nullable Throwable failure) {
+		String marker = CoordinatorAccessDeniedException.class.getName() + ": ";
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof CoordinatorAccessDeniedException denied) {
+				return denied.getMessage();
+			}
+			String message = cause.getMessage();
+			int at = (message != null) ? message.indexOf(marker) : -1;
+			if (at >= 0) {
+				return message.substring(at + marker.length());
+			}
+		}
+		return null;
 	}
 
 	private <T> T await(CompletableFuture<T> future, Duration timeout, String what) {
@@ -542,6 +572,10 @@ public final class RatisDecisionLog implements DecisionLog {
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = ex.getCause();
+			String refusal = (cause instanceof CoordinatorAccessDeniedException) ? cause.getMessage() : accessDenied(cause);
+			if (refusal != null) {
+				throw new CoordinatorAccessDeniedException(what + " refused: " + refusal);
+			}
 			if (cause instanceof DecisionLogException logException) {
 				throw new DecisionLogException(what + " failed: " + logException.getMessage(), logException);
 			}
@@ -583,6 +617,8 @@ public final class RatisDecisionLog implements DecisionLog {
 		private boolean readFromFollowers;
 
 		private @Nullable String initialLeader;
+
+		private @Nullable CoordinatorTls tls;
 
 		private Builder(CoordinatorGroup group) {
 			this.group = Objects.requireNonNull(group, "group");
@@ -754,6 +790,26 @@ public final class RatisDecisionLog implements DecisionLog {
 		 */
 		public RatisDecisionLog build() {
 			return new RatisDecisionLog(this);
+		}
+
+		/**
+		 * Turns on mutual TLS towards the peers: this client presents the key manager's
+		 * certificate (its identity for the coordinator's authorization) and verifies each
+		 * peer's certificate and host name against the trust manager.
+		 * @param tls the key and trust material, or {@code null} for plain text (default)
+		 * @return this builder
+		 */
+		public Builder tls(@Nullable CoordinatorTls tls) {
+			this.tls = tls;
+			return this;
+		}
+
+		Parameters clientParameters() {
+			Parameters parameters = new Parameters();
+			if (this.tls != null) {
+				GrpcConfigKeys.TLS.setConf(parameters, this.tls.grpcTlsConfig());
+			}
+			return parameters;
 		}
 
 		RaftProperties clientProperties() {

@@ -19,7 +19,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 import dev.tandem.coordinator.client.CoordinatorGroup;
+import dev.tandem.coordinator.security.AccessPolicy;
+import dev.tandem.coordinator.security.CoordinatorTls;
 import org.apache.ratis.RaftConfigKeys;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
@@ -58,7 +61,12 @@ import org.slf4j.LoggerFactory;
  * <li>start-up with {@link RaftStorage.StartupOption#RECOVER}: an existing log and snapshot
  * are loaded, an empty directory is formatted;</li>
  * <li>snapshots taken automatically every {@link Builder#snapshotThreshold(long) N} log entries,
- * with the log purged up to the snapshot.</li>
+ * with the log purged up to the snapshot;</li>
+ * <li>with {@link Builder#tls(CoordinatorTls) TLS}: mutual TLS on every connection (peer to
+ * peer and client to peer), and every request authorized by the caller's certificate
+ * identity against an {@link AccessPolicy} (peers replicate, admins administer, apps act for
+ * their own owners only); without it every caller may do everything, so bind a plain-text
+ * peer to a trusted interface ({@link Builder#bindHost(String)}).</li>
  * </ul>
  * Ratis logs much at INFO: an application should set the {@code org.apache.ratis} logger to
  * WARN.
@@ -96,6 +104,8 @@ public final class CoordinatorServer implements AutoCloseable {
 
 	private final PeerReconnector reconnector;
 
+	private final boolean tls;
+
 	private @Nullable ScheduledExecutorService maintenance;
 
 	private final Object lifecycleMonitor = new Object();
@@ -107,9 +117,10 @@ public final class CoordinatorServer implements AutoCloseable {
 		this.group = builder.group;
 		this.raftGroupId = RaftGroupId.valueOf(this.group.groupId());
 		this.dataDir = builder.dataDir;
-		this.stateMachine = new DecisionStateMachine();
+		this.stateMachine = new DecisionStateMachine(builder.accessPolicy);
 		this.electionTimeoutMin = builder.electionTimeoutMin;
 		this.electionTimeoutMax = builder.electionTimeoutMax;
+		this.tls = builder.tls != null;
 		this.reconnector = new PeerReconnector(this.peerId,
 				this.group.peers().keySet().stream().filter((id) -> !id.equals(this.peerId)).toList());
 		Files.createDirectories(this.dataDir);
@@ -117,6 +128,7 @@ public final class CoordinatorServer implements AutoCloseable {
 			.setServerId(RaftPeerId.valueOf(this.peerId))
 			.setGroup(this.group.toRaftGroup())
 			.setProperties(builder.properties())
+			.setParameters(builder.parameters())
 			.setStateMachine(this.stateMachine)
 			.setOption(RaftStorage.StartupOption.RECOVER)
 			.build();
@@ -160,8 +172,8 @@ public final class CoordinatorServer implements AutoCloseable {
 				this.maintenance = executor;
 			}
 		}
-		logger.info("Coordinator peer '{}' of group {} started on {} in {} ms (data dir {})", this.peerId,
-				this.group.groupId(), this.group.peers().get(this.peerId),
+		logger.info("Coordinator peer '{}' of group {} started on {} ({}) in {} ms (data dir {})", this.peerId,
+				this.group.groupId(), this.group.peers().get(this.peerId), this.tls ? "mutual TLS" : "plain text",
 				TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos), this.dataDir);
 	}
 
@@ -373,6 +385,14 @@ public final class CoordinatorServer implements AutoCloseable {
 	}
 
 	/**
+	 * Returns whether this peer requires mutual TLS on every connection.
+	 * @return whether TLS is on
+	 */
+	public boolean tls() {
+		return this.tls;
+	}
+
+	/**
 	 * Returns this peer's data directory.
 	 * @return the directory
 	 */
@@ -483,6 +503,10 @@ public final class CoordinatorServer implements AutoCloseable {
 
 		private @Nullable Consumer<RaftProperties> customizer;
 
+		private @Nullable CoordinatorTls tls;
+
+		private AccessPolicy accessPolicy = AccessPolicy.open();
+
 		private Builder(String peerId, CoordinatorGroup group, Path dataDir) {
 			this.peerId = Objects.requireNonNull(peerId, "peerId");
 			this.group = Objects.requireNonNull(group, "group");
@@ -592,6 +616,28 @@ public final class CoordinatorServer implements AutoCloseable {
 		}
 
 		/**
+		 * Turns on mutual TLS: the peer presents this certificate to peers and clients,
+		 * requires a certificate of every caller and verifies it against the trust manager;
+		 * towards the other peers it verifies their certificate and host name.
+		 * @param tls the key and trust material, or {@code null} for plain text (default)
+		 * @return this builder
+		 */
+		public Builder tls(@Nullable CoordinatorTls tls) {
+			this.tls = tls;
+			return this;
+		}
+
+		/**
+		 * Sets who may do what, by certificate identity; needs {@link #tls(CoordinatorTls)}.
+		 * @param policy the policy (default {@link AccessPolicy#open()}: everyone everything)
+		 * @return this builder
+		 */
+		public Builder accessPolicy(AccessPolicy policy) {
+			this.accessPolicy = Objects.requireNonNull(policy, "policy");
+			return this;
+		}
+
+		/**
 		 * Sets a callback that may change any Ratis property after Tandem's settings are
 		 * applied (escape hatch; Tandem's guarantees assume pre-vote and LINEARIZABLE reads).
 		 * @param customizer the callback, or {@code null}
@@ -608,7 +654,21 @@ public final class CoordinatorServer implements AutoCloseable {
 		 * @throws IOException if the data directory cannot be created or opened
 		 */
 		public CoordinatorServer build() throws IOException {
+			if (this.tls == null && !this.accessPolicy.isOpen()) {
+				throw new IllegalStateException("Coordinator peer '" + this.peerId + "' has an access policy but no TLS: "
+						+ "identities come from client certificates, so set tls(...) as well");
+			}
 			return new CoordinatorServer(this);
+		}
+
+		Parameters parameters() {
+			Parameters parameters = new Parameters();
+			CallerIdentityInterceptor interceptor = new CallerIdentityInterceptor(this.peerId, this.accessPolicy);
+			GrpcConfigKeys.Server.setServicesCustomizer(parameters, (builder, types) -> builder.intercept(interceptor));
+			if (this.tls != null) {
+				GrpcConfigKeys.TLS.setConf(parameters, this.tls.grpcTlsConfig());
+			}
+			return parameters;
 		}
 
 		RaftProperties properties() {

@@ -2,6 +2,7 @@ package dev.tandem.coordinator.server;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
+import java.io.ByteArrayInputStream;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,16 +11,22 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Function;
 
+import dev.tandem.coordinator.security.AccessPolicy;
+import dev.tandem.coordinator.security.CoordinatorAccessDeniedException;
+import dev.tandem.coordinator.state.AccessScope;
 import dev.tandem.coordinator.state.Command;
 import dev.tandem.coordinator.state.DecisionCodec;
 import dev.tandem.coordinator.state.DecisionCodecException;
 import dev.tandem.coordinator.state.DecisionTable;
+import dev.tandem.coordinator.state.Grant;
 import dev.tandem.coordinator.state.Operation;
 import dev.tandem.coordinator.state.OperationResult;
 import dev.tandem.coordinator.state.Query;
@@ -32,6 +39,7 @@ import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.StateMachineException;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.protocol.TermIndex;
@@ -61,6 +69,14 @@ import org.slf4j.LoggerFactory;
  * runs {@link #query} only after the ReadIndex of the read is applied (Raft thesis §6.4), so a
  * follower serves reads without stale answers (KIP-996 applies the same idea to KRaft).
  * <p>
+ * Authorization (see {@link AccessPolicy}): every client request arrives wrapped in an
+ * envelope naming the caller's certificate identity (added by the peer's gRPC interceptor,
+ * never by the client). {@link #startTransaction} resolves the caller's {@link Grant} and
+ * refuses, with a {@link CoordinatorAccessDeniedException} and before anything reaches the
+ * log, a command with any operation whose {@link Operation#scopes() scope} the grant does not
+ * cover; the accepted command is logged together with its grant, so the apply is the same on
+ * every replica. Queries are checked the same way.
+ * <p>
  * Thread-safe: applies run on Ratis' single state machine updater thread; queries may run on
  * any thread and take a read lock.
  *
@@ -84,6 +100,10 @@ public class DecisionStateMachine extends BaseStateMachine {
 
 	private final AtomicLong leaderChanges = new AtomicLong();
 
+	private final AtomicLong refusedRequests = new AtomicLong();
+
+	private final AccessPolicy policy;
+
 	private volatile @Nullable LeaderReadGuard readGuard;
 
 	/**
@@ -98,6 +118,21 @@ public class DecisionStateMachine extends BaseStateMachine {
 	private volatile long loadedSnapshotIndex = RaftLog.INVALID_LOG_INDEX;
 
 	private volatile int loadedSnapshotRecords;
+
+	/**
+	 * Creates a state machine that lets every caller do everything (no TLS).
+	 */
+	public DecisionStateMachine() {
+		this(AccessPolicy.open());
+	}
+
+	/**
+	 * Creates a state machine that authorizes every request by the caller's identity.
+	 * @param policy who may act for which owners
+	 */
+	public DecisionStateMachine(AccessPolicy policy) {
+		this.policy = Objects.requireNonNull(policy, "policy");
+	}
 
 	@Override
 	public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
@@ -143,8 +178,22 @@ public class DecisionStateMachine extends BaseStateMachine {
 			.setClientRequest(request);
 		ByteString content = request.getMessage().getContent();
 		try {
-			Command command = DecisionCodec.decodeCommand(content.newInput());
-			return builder.setLogData(content).setStateMachineContext(command).build();
+			DecisionCodec.Envelope envelope = envelope(content);
+			Grant grant = this.policy.grantFor(envelope.identity());
+			Command command = DecisionCodec.decodeCommand(envelope.payload());
+			for (Operation operation : command.operations()) {
+				String refusal = refusal(grant, operation.scopes(), operation.getClass().getSimpleName());
+				if (refusal != null) {
+					this.refusedRequests.incrementAndGet();
+					logger.warn("Refusing a command of {} from client {}: {}", grant.identity(), request.getClientId(),
+							refusal);
+					return builder.build().setException(new CoordinatorAccessDeniedException(refusal));
+				}
+			}
+			DecisionCodec.LogEntry entry = new DecisionCodec.LogEntry(grant, command);
+			return builder.setLogData(UnsafeByteOperations.unsafeWrap(DecisionCodec.encodeLogEntry(grant, envelope.payload())))
+				.setStateMachineContext(entry)
+				.build();
 		}
 		catch (DecisionCodecException ex) {
 			logger.warn("Refusing malformed command from client {}: {}", request.getClientId(), ex.getMessage());
@@ -152,14 +201,66 @@ public class DecisionStateMachine extends BaseStateMachine {
 		}
 	}
 
+	private DecisionCodec.Envelope envelope(ByteString content) {
+		// Every request passes the peer's CallerIdentityInterceptor; without one (a state machine
+		// hosted outside CoordinatorServer) only the open policy accepts the bare payload
+		if (content.size() >= 2 && DecisionCodec.isEnvelope(content.byteAt(0), content.byteAt(1))) {
+			return DecisionCodec.decodeEnvelope(content.newInput());
+		}
+		if (!this.policy.isOpen()) {
+			throw new DecisionCodecException("Request without the identity envelope of the peer's interceptor");
+		}
+		return new DecisionCodec.Envelope(null, content.toByteArray());
+	}
+
+	/**
+	 * Returns why a grant does not cover the scopes, or {@code null} when it does. Reads the
+	 * owner of an existing record for a {@link AccessScope.TransactionOf} scope.
+	 */
+	private @Nullable String refusal(Grant grant, List<AccessScope> scopes, String what) {
+		if (grant.isAll() || grant.admin()) {
+			return null;
+		}
+		if (grant.ownerPrefixes().isEmpty()) {
+			return "identity '" + grant.identity() + "' may not act for any owner (" + what
+					+ " refused); grant it id prefixes in tandem.coordinator.server.authorization.apps";
+		}
+		for (AccessScope scope : scopes) {
+			if (scope instanceof AccessScope.Admin) {
+				return what + " is an administrative operation and identity '" + grant.identity()
+						+ "' is not an admin (tandem.coordinator.server.authorization.admins)";
+			}
+			String owner = null;
+			if (scope instanceof AccessScope.Owner ownerScope) {
+				owner = ownerScope.owner();
+			}
+			else if (scope instanceof AccessScope.TransactionOf transaction) {
+				this.lock.readLock().lock();
+				try {
+					TransactionRecord record = this.table.record(transaction.transactionId());
+					owner = (record != null) ? record.owner() : null;
+				}
+				finally {
+					this.lock.readLock().unlock();
+				}
+			}
+			if (owner != null && !grant.coversOwner(owner)) {
+				return "identity '" + grant.identity() + "' may act for owners with id prefixes " + grant.ownerPrefixes()
+						+ " only, not for owner '" + owner + "' (" + what + " refused)";
+			}
+		}
+		return null;
+	}
+
 	@Override
 	public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
 		LogEntryProto entry = trx.getLogEntry();
 		TermIndex termIndex = TermIndex.valueOf(entry);
-		Command command = (trx.getStateMachineContext() instanceof Command cached) ? cached : null;
+		DecisionCodec.LogEntry logEntry = (trx.getStateMachineContext() instanceof DecisionCodec.LogEntry cached)
+				? cached : null;
 		try {
-			if (command == null) {
-				command = DecisionCodec.decodeCommand(entry.getStateMachineLogEntry().getLogData().newInput());
+			if (logEntry == null) {
+				logEntry = DecisionCodec.decodeLogEntry(entry.getStateMachineLogEntry().getLogData().toByteArray());
 			}
 		}
 		catch (DecisionCodecException ex) {
@@ -168,10 +269,11 @@ public class DecisionStateMachine extends BaseStateMachine {
 			updateLastAppliedTermIndex(termIndex);
 			return CompletableFuture.failedFuture(ex);
 		}
+		Command command = logEntry.command();
 		List<OperationResult> results;
 		this.lock.writeLock().lock();
 		try {
-			results = this.table.apply(command);
+			results = this.table.apply(command, logEntry.grant());
 			updateLastAppliedTermIndex(termIndex);
 		}
 		finally {
@@ -194,7 +296,17 @@ public class DecisionStateMachine extends BaseStateMachine {
 	public CompletableFuture<Message> query(Message request) {
 		Query query;
 		try {
-			query = DecisionCodec.decodeQuery(request.getContent().newInput());
+			DecisionCodec.Envelope envelope = envelope(request.getContent());
+			query = DecisionCodec.decodeQuery(new ByteArrayInputStream(envelope.payload()));
+			Grant grant = this.policy.grantFor(envelope.identity());
+			String refusal = refusal(grant, query.scopes(), query.getClass().getSimpleName());
+			if (refusal != null) {
+				this.refusedRequests.incrementAndGet();
+				logger.warn("Refusing a query of {}: {}", grant.identity(), refusal);
+				// Ratis answers a StateMachineException to the client; anything else fails the call
+				return CompletableFuture.failedFuture(
+						new StateMachineException(new CoordinatorAccessDeniedException(refusal).toString()));
+			}
 		}
 		catch (DecisionCodecException ex) {
 			return CompletableFuture.failedFuture(ex);
@@ -245,11 +357,11 @@ public class DecisionStateMachine extends BaseStateMachine {
 		if (query instanceof Query.InDoubtQuery inDoubt) {
 			return new QueryReply.InDoubtReply(this.table.inDoubt(inDoubt.owner()));
 		}
-		if (query instanceof Query.AllInDoubtQuery) {
-			return new QueryReply.InDoubtReply(this.table.allInDoubt());
+		if (query instanceof Query.AppInDoubtQuery inDoubt) {
+			return new QueryReply.InDoubtReply(this.table.appInDoubt(inDoubt.idPrefix()));
 		}
-		if (query instanceof Query.LeasesQuery) {
-			return new QueryReply.LeasesReply(List.copyOf(this.table.leases()));
+		if (query instanceof Query.LeasesQuery leases) {
+			return new QueryReply.LeasesReply(this.table.leases(leases.idPrefix()));
 		}
 		return new QueryReply.CountsReply(this.table.counts());
 	}
@@ -362,6 +474,32 @@ public class DecisionStateMachine extends BaseStateMachine {
 		LeaderReadGuard guard = this.readGuard;
 		return (guard != null) ? new LeaderReads(guard.leaseReads(), guard.confirmedReads(), guard.refusedReads())
 				: new LeaderReads(0, 0, 0);
+	}
+
+	/**
+	 * Returns the number of commands and queries this peer refused because the caller's
+	 * identity may not act for what they touch, since it started.
+	 * @return the count, zero or more
+	 */
+	public long refusedRequests() {
+		return this.refusedRequests.get();
+	}
+
+	/**
+	 * Runs a read of this replica's decision table under its read lock (a local, possibly
+	 * stale read: the admin API's view of this peer).
+	 * @param <T> the result type
+	 * @param reader reads the table; must not keep it or change it
+	 * @return the reader's result
+	 */
+	public <T> T read(Function<DecisionTable, T> reader) {
+		this.lock.readLock().lock();
+		try {
+			return reader.apply(this.table);
+		}
+		finally {
+			this.lock.readLock().unlock();
+		}
 	}
 
 	/**

@@ -18,6 +18,7 @@ import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.Decision.ParticipantRecord;
 import dev.tandem.transaction.DecisionState;
 import dev.tandem.transaction.InstanceLease;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Compact binary format of {@link Command commands}, {@link OperationResult results},
@@ -54,6 +55,10 @@ public final class DecisionCodec {
 
 	private static final byte KIND_SNAPSHOT = 5;
 
+	private static final byte KIND_ENVELOPE = 6;
+
+	private static final byte KIND_GRANTED_COMMAND = 7;
+
 	private static final byte OP_DECIDE = 1;
 
 	private static final byte OP_COMPLETE = 2;
@@ -88,7 +93,7 @@ public final class DecisionCodec {
 
 	private static final byte QUERY_LEASES = 4;
 
-	private static final byte QUERY_ALL_IN_DOUBT = 5;
+	private static final byte QUERY_APP_IN_DOUBT = 5;
 
 	private static final int SNAPSHOT_TRAILER = 0x54444e45; // "TDNE"
 
@@ -205,11 +210,13 @@ public final class DecisionCodec {
 			else if (query instanceof Query.CountsQuery) {
 				out.writeByte(QUERY_COUNTS);
 			}
-			else if (query instanceof Query.LeasesQuery) {
+			else if (query instanceof Query.LeasesQuery leases) {
 				out.writeByte(QUERY_LEASES);
+				writeString(out, leases.idPrefix());
 			}
-			else if (query instanceof Query.AllInDoubtQuery) {
-				out.writeByte(QUERY_ALL_IN_DOUBT);
+			else if (query instanceof Query.AppInDoubtQuery inDoubt) {
+				out.writeByte(QUERY_APP_IN_DOUBT);
+				writeString(out, inDoubt.idPrefix());
 			}
 			else {
 				throw new IllegalArgumentException("Unknown query " + query);
@@ -230,8 +237,8 @@ public final class DecisionCodec {
 				case QUERY_STATE -> new Query.StateQuery(readString(in));
 				case QUERY_IN_DOUBT -> new Query.InDoubtQuery(readString(in));
 				case QUERY_COUNTS -> new Query.CountsQuery();
-				case QUERY_LEASES -> new Query.LeasesQuery();
-				case QUERY_ALL_IN_DOUBT -> new Query.AllInDoubtQuery();
+				case QUERY_LEASES -> new Query.LeasesQuery(readString(in));
+				case QUERY_APP_IN_DOUBT -> new Query.AppInDoubtQuery(readString(in));
 				default -> throw new DecisionCodecException("Unknown query type " + type);
 			};
 		});
@@ -461,6 +468,121 @@ public final class DecisionCodec {
 		catch (IllegalArgumentException | NullPointerException ex) {
 			throw new DecisionCodecException("Invalid record in snapshot: " + ex.getMessage(), ex);
 		}
+	}
+
+	// Authorization
+
+	/**
+	 * Wraps a client request's payload with the identity the receiving peer authenticated
+	 * (done on the peer, never by the client: whatever a client sends is wrapped again).
+	 * @param identity the authenticated identity, or {@code null} for a plain-text caller
+	 * @param payload the request's bytes as the client sent them
+	 * @return the bytes
+	 */
+	public static byte[] encodeEnvelope(@Nullable String identity, byte[] payload) {
+		return encode(KIND_ENVELOPE, (out) -> {
+			out.writeBoolean(identity != null);
+			if (identity != null) {
+				writeString(out, identity);
+			}
+			writeCount(out, payload.length);
+			out.write(payload);
+		});
+	}
+
+	/**
+	 * Returns whether a message's first two bytes are those of an envelope.
+	 * @param version the first byte
+	 * @param kind the second byte
+	 * @return whether {@link #decodeEnvelope} may read it
+	 */
+	public static boolean isEnvelope(byte version, byte kind) {
+		return version == VERSION && kind == KIND_ENVELOPE;
+	}
+
+	/**
+	 * Decodes what {@link #encodeEnvelope} wrote.
+	 * @param input the stream (not closed)
+	 * @return the identity and payload
+	 * @throws DecisionCodecException if the bytes are not an envelope
+	 */
+	public static Envelope decodeEnvelope(InputStream input) {
+		return decode(input, KIND_ENVELOPE, (in) -> {
+			String identity = in.readBoolean() ? readString(in) : null;
+			byte[] payload = new byte[readCount(in)];
+			in.readFully(payload);
+			return new Envelope(identity, payload);
+		});
+	}
+
+	/**
+	 * Encodes a log entry: a command with the grant of the caller that sent it. With
+	 * {@link Grant#ALL} the entry is the plain command, as written before authorization
+	 * existed.
+	 * @param grant the caller's grant
+	 * @param command the bytes of {@link #encodeCommand(Command)}
+	 * @return the bytes
+	 */
+	public static byte[] encodeLogEntry(Grant grant, byte[] command) {
+		if (grant.isAll()) {
+			return command;
+		}
+		return encode(KIND_GRANTED_COMMAND, (out) -> {
+			writeString(out, grant.identity());
+			out.writeBoolean(grant.admin());
+			writeCount(out, grant.ownerPrefixes().size());
+			for (String prefix : grant.ownerPrefixes()) {
+				writeString(out, prefix);
+			}
+			writeCount(out, command.length);
+			out.write(command);
+		});
+	}
+
+	/**
+	 * Decodes a log entry written by {@link #encodeLogEntry} (or a plain command).
+	 * @param bytes the entry
+	 * @return the grant and the command
+	 * @throws DecisionCodecException if the bytes are not a valid entry
+	 */
+	public static LogEntry decodeLogEntry(byte[] bytes) {
+		if (bytes.length < 2 || bytes[1] != KIND_GRANTED_COMMAND) {
+			return new LogEntry(Grant.ALL, decodeCommand(bytes));
+		}
+		return decode(new ByteArrayInputStream(bytes), KIND_GRANTED_COMMAND, (in) -> {
+			String identity = readString(in);
+			boolean admin = in.readBoolean();
+			int count = readCount(in);
+			List<String> prefixes = new ArrayList<>(Math.min(count, 64));
+			for (int i = 0; i < count; i++) {
+				prefixes.add(readString(in));
+			}
+			byte[] command = new byte[readCount(in)];
+			in.readFully(command);
+			return new LogEntry(new Grant(identity, admin, prefixes), decodeCommand(command));
+		});
+	}
+
+	/**
+	 * A client request's payload with the identity the receiving peer authenticated.
+	 *
+	 * @param identity the identity, or {@code null} for a plain-text caller
+	 * @param payload the request's bytes
+	 * @since 0.1.0
+	 */
+	public record Envelope(@Nullable String identity, byte[] payload) {
+
+	}
+
+	/**
+	 * One Raft log entry: a command and the grant it is applied with.
+	 *
+	 * @param grant the grant of the caller that sent the command
+	 * @param command the command
+	 * @since 0.1.0
+	 */
+	public record LogEntry(Grant grant, Command command) {
+
 	}
 
 	// Pieces

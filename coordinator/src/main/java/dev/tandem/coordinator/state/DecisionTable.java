@@ -32,6 +32,10 @@ import org.jspecify.annotations.Nullable;
  * <li>purge: removes COMPLETED and ABORTED records that finished more than the retention
  * period before the command's time (and taken-over leases expired that long). A purged id reads
  * as UNKNOWN again.</li>
+ * <li>authorization: a command applied with a {@link Grant} changes only records whose owner
+ * the grant covers; a complete of another owner's record is a no-op (the coordinator refuses
+ * such commands before they reach the log; this rule covers a record created between that
+ * check and the apply).</li>
  * </ul>
  * Instance leases ({@link InstanceLease}), one per owner:
  * <ul>
@@ -82,8 +86,25 @@ public final class DecisionTable {
 	 * @return one result per operation, in the command's order
 	 */
 	public List<OperationResult> apply(Command command) {
+		return apply(command, Grant.ALL);
+	}
+
+	/**
+	 * Applies every operation of a command, in order, for a caller with the given grant.
+	 * @param command the command
+	 * @param grant what the caller that sent it may act for
+	 * @return one result per operation, in the command's order
+	 */
+	public List<OperationResult> apply(Command command, Grant grant) {
 		List<OperationResult> results = new ArrayList<>(command.operations().size());
 		for (Operation operation : command.operations()) {
+			if (!grant.isAll() && operation instanceof Operation.Complete complete) {
+				TransactionRecord existing = this.records.get(complete.transactionId());
+				if (existing != null && !grant.coversOwner(existing.owner())) {
+					results.add(new OperationResult.StateAfter(existing.state()));
+					continue;
+				}
+			}
 			results.add(apply(operation, command.atMs()));
 		}
 		return results;
@@ -306,12 +327,27 @@ public final class DecisionTable {
 	}
 
 	/**
-	 * Lists the decided but not completed decisions of every owner, oldest decision first.
+	 * Returns the leases of one app's instances, by owner id.
+	 * @param idPrefix the app's id prefix
+	 * @return the leases, possibly empty
+	 */
+	public List<InstanceLease> leases(String idPrefix) {
+		return this.leases.values().stream().filter((lease) -> lease.idPrefix().equals(idPrefix)).toList();
+	}
+
+	/**
+	 * Lists the decided but not completed decisions of every instance of one app (owners
+	 * {@code <id-prefix>.*}), oldest decision first.
+	 * @param idPrefix the app's id prefix
 	 * @return the in-doubt decisions, possibly empty
 	 */
-	public List<Decision> allInDoubt() {
+	public List<Decision> appInDoubt(String idPrefix) {
 		NavigableSet<Key> keys = new TreeSet<>(KEY_ORDER);
-		this.inDoubtByOwner.values().forEach(keys::addAll);
+		this.inDoubtByOwner.forEach((owner, ownerKeys) -> {
+			if (owner.startsWith(idPrefix + ".")) {
+				keys.addAll(ownerKeys);
+			}
+		});
 		List<Decision> result = new ArrayList<>(keys.size());
 		for (Key key : keys) {
 			result.add(requireDecision(this.records.get(key.transactionId())));

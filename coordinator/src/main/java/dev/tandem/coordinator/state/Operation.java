@@ -1,5 +1,6 @@
 package dev.tandem.coordinator.state;
 
+import java.util.List;
 import java.util.Objects;
 
 import dev.tandem.transaction.Decision;
@@ -7,10 +8,20 @@ import dev.tandem.transaction.Decision;
 /**
  * One mutation of the {@link DecisionTable}. A {@link Command} carries a batch of them, so that
  * one Raft log entry holds many decisions (group commit).
+ * <p>
+ * Each operation names what it touches ({@link #scopes()}): the coordinator applies it only
+ * for a caller whose {@link Grant} covers every scope, so a new operation is authorized as soon
+ * as it says which owner or transaction it acts on.
  *
  * @since 0.1.0
  */
 public sealed interface Operation {
+
+	/**
+	 * Returns what this operation touches, for authorization.
+	 * @return the scopes, never empty
+	 */
+	List<AccessScope> scopes();
 
 	/**
 	 * Records a commit decision; idempotent, refused when the transaction id is aborted.
@@ -22,6 +33,11 @@ public sealed interface Operation {
 
 		public Decide {
 			Objects.requireNonNull(decision, "decision");
+		}
+
+		@Override
+		public List<AccessScope> scopes() {
+			return List.of(new AccessScope.Owner(this.decision.owner()));
 		}
 
 	}
@@ -36,6 +52,11 @@ public sealed interface Operation {
 
 		public Complete {
 			Objects.requireNonNull(transactionId, "transactionId");
+		}
+
+		@Override
+		public List<AccessScope> scopes() {
+			return List.of(new AccessScope.TransactionOf(this.transactionId));
 		}
 
 	}
@@ -54,6 +75,11 @@ public sealed interface Operation {
 			Objects.requireNonNull(owner, "owner");
 		}
 
+		@Override
+		public List<AccessScope> scopes() {
+			return List.of(new AccessScope.Owner(this.owner));
+		}
+
 	}
 
 	/**
@@ -69,6 +95,11 @@ public sealed interface Operation {
 			if (retentionMs < 0) {
 				throw new IllegalArgumentException("retentionMs must be >= 0: " + retentionMs);
 			}
+		}
+
+		@Override
+		public List<AccessScope> scopes() {
+			return List.of(new AccessScope.Admin());
 		}
 
 	}
@@ -101,6 +132,11 @@ public sealed interface Operation {
 			return this.idPrefix + "." + this.instanceId;
 		}
 
+		@Override
+		public List<AccessScope> scopes() {
+			return List.of(new AccessScope.Owner(owner()));
+		}
+
 	}
 
 	/**
@@ -117,6 +153,11 @@ public sealed interface Operation {
 			Objects.requireNonNull(claimant, "claimant");
 		}
 
+		@Override
+		public List<AccessScope> scopes() {
+			return List.of(new AccessScope.Owner(this.owner), new AccessScope.Owner(this.claimant));
+		}
+
 	}
 
 	/**
@@ -131,6 +172,11 @@ public sealed interface Operation {
 		public ReleaseLease {
 			Objects.requireNonNull(owner, "owner");
 			Objects.requireNonNull(by, "by");
+		}
+
+		@Override
+		public List<AccessScope> scopes() {
+			return List.of(new AccessScope.Owner(this.owner));
 		}
 
 	}

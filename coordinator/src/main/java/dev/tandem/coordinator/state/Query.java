@@ -1,5 +1,6 @@
 package dev.tandem.coordinator.state;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -8,6 +9,13 @@ import java.util.Objects;
  * @since 0.1.0
  */
 public sealed interface Query {
+
+	/**
+	 * Returns what this query reads, for authorization; empty when any authenticated caller
+	 * may ask.
+	 * @return the scopes
+	 */
+	List<AccessScope> scopes();
 
 	/**
 	 * Asks for the state of one transaction id; answered by {@link QueryReply.StateReply}.
@@ -19,6 +27,11 @@ public sealed interface Query {
 
 		public StateQuery {
 			Objects.requireNonNull(transactionId, "transactionId");
+		}
+
+		@Override
+		public List<AccessScope> scopes() {
+			return List.of(new AccessScope.TransactionOf(this.transactionId));
 		}
 
 	}
@@ -35,6 +48,11 @@ public sealed interface Query {
 			Objects.requireNonNull(owner, "owner");
 		}
 
+		@Override
+		public List<AccessScope> scopes() {
+			return List.of(new AccessScope.Owner(this.owner));
+		}
+
 	}
 
 	/**
@@ -44,23 +62,49 @@ public sealed interface Query {
 	 */
 	record CountsQuery() implements Query {
 
-	}
-
-	/**
-	 * Asks for every lease; answered by {@link QueryReply.LeasesReply}.
-	 *
-	 * @since 0.1.0
-	 */
-	record LeasesQuery() implements Query {
+		@Override
+		public List<AccessScope> scopes() {
+			return List.of();
+		}
 
 	}
 
 	/**
-	 * Asks for the in-doubt decisions of every owner; answered by {@link QueryReply.InDoubtReply}.
+	 * Asks for the leases of one app's instances; answered by {@link QueryReply.LeasesReply}.
 	 *
+	 * @param idPrefix the app's id prefix
 	 * @since 0.1.0
 	 */
-	record AllInDoubtQuery() implements Query {
+	record LeasesQuery(String idPrefix) implements Query {
+
+		public LeasesQuery {
+			Objects.requireNonNull(idPrefix, "idPrefix");
+		}
+
+		@Override
+		public List<AccessScope> scopes() {
+			return List.of(new AccessScope.Owner(this.idPrefix));
+		}
+
+	}
+
+	/**
+	 * Asks for the in-doubt decisions of every instance of one app; answered by
+	 * {@link QueryReply.InDoubtReply}.
+	 *
+	 * @param idPrefix the app's id prefix
+	 * @since 0.1.0
+	 */
+	record AppInDoubtQuery(String idPrefix) implements Query {
+
+		public AppInDoubtQuery {
+			Objects.requireNonNull(idPrefix, "idPrefix");
+		}
+
+		@Override
+		public List<AccessScope> scopes() {
+			return List.of(new AccessScope.Owner(this.idPrefix));
+		}
 
 	}
 

@@ -147,4 +147,23 @@ class DecisionCodecTests {
 			.isThrownBy(() -> DecisionCodec.encodeCommand(Command.of(1, new Operation.Complete(huge))));
 	}
 
+	@Test
+	void envelopesAndGrantedLogEntriesRoundTripAndAnOpenGrantWritesThePlainCommand() {
+		byte[] payload = DecisionCodec.encodeCommand(Command.of(7, new Operation.Complete("t-1")));
+		byte[] envelope = DecisionCodec.encodeEnvelope("orders-app", payload);
+		assertThat(DecisionCodec.isEnvelope(envelope[0], envelope[1])).isTrue();
+		DecisionCodec.Envelope decoded = DecisionCodec.decodeEnvelope(new ByteArrayInputStream(envelope));
+		assertThat(decoded.identity()).isEqualTo("orders-app");
+		assertThat(decoded.payload()).isEqualTo(payload);
+		assertThat(DecisionCodec.decodeEnvelope(new ByteArrayInputStream(DecisionCodec.encodeEnvelope(null, payload)))
+			.identity()).isNull();
+
+		Grant grant = new Grant("orders-app", false, List.of("orders", "orders-replay"));
+		DecisionCodec.LogEntry entry = DecisionCodec.decodeLogEntry(DecisionCodec.encodeLogEntry(grant, payload));
+		assertThat(entry.grant()).isEqualTo(grant);
+		assertThat(entry.command()).isEqualTo(Command.of(7, new Operation.Complete("t-1")));
+		assertThat(DecisionCodec.encodeLogEntry(Grant.ALL, payload)).isEqualTo(payload);
+		assertThat(DecisionCodec.decodeLogEntry(payload).grant()).isEqualTo(Grant.ALL);
+	}
+
 }

@@ -103,12 +103,14 @@ class DecisionTableLeaseTests {
 	}
 
 	@Test
-	void allInDoubtListsEveryOwnersDecisionsOldestFirst() {
+	void appInDoubtListsEveryInstancesDecisionsOfTheAppOldestFirst() {
 		this.table.decide(decision("t2", "app.b", 200));
 		this.table.decide(decision("t1", "app.a", 100));
 		this.table.decide(decision("t3", "app.a", 300));
+		this.table.decide(decision("t4", "other.a", 50));
+		this.table.decide(decision("t5", "apple.a", 60));
 		this.table.complete("t3", 400);
-		assertThat(this.table.allInDoubt()).extracting(Decision::transactionId).containsExactly("t1", "t2");
+		assertThat(this.table.appInDoubt("app")).extracting(Decision::transactionId).containsExactly("t1", "t2");
 	}
 
 	@Test
@@ -120,7 +122,7 @@ class DecisionTableLeaseTests {
 				new OperationResult.LeaseAfter(null),
 				new OperationResult.LeaseAfter(new InstanceLease("app.a", "app", "a", "run-1", 9, "app.b", true)));
 		assertThat(DecisionCodec.decodeResults(DecisionCodec.encodeResults(results))).isEqualTo(results);
-		for (Query query : List.of(new Query.LeasesQuery(), new Query.AllInDoubtQuery())) {
+		for (Query query : List.of(new Query.LeasesQuery("app"), new Query.AppInDoubtQuery("app"))) {
 			assertThat(DecisionCodec.decodeQuery(DecisionCodec.encodeQuery(query))).isEqualTo(query);
 		}
 		QueryReply reply = new QueryReply.LeasesReply(List.of(new InstanceLease("app.a", "app", "a", "r", 5, null, false)));

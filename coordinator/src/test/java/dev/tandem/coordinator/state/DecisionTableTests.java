@@ -150,4 +150,36 @@ class DecisionTableTests {
 		assertThat(restored.purge(100, 0)).isEqualTo(2);
 	}
 
+	@Test
+	void aCompleteAppliedWithAGrantOfAnotherOwnerLeavesTheRecordDecided() {
+		this.table.decide(decision("t-1", "orders.i1", 1));
+		Grant billing = new Grant("billing-app", false, List.of("billing"));
+		List<OperationResult> results = this.table.apply(Command.of(5, new Operation.Complete("t-1")), billing);
+		assertThat(results).containsExactly(new OperationResult.StateAfter(DecisionState.DECIDED));
+		assertThat(this.table.state("t-1")).isEqualTo(DecisionState.DECIDED);
+		Grant orders = new Grant("orders-app", false, List.of("orders"));
+		assertThat(this.table.apply(Command.of(6, new Operation.Complete("t-1")), orders))
+			.containsExactly(new OperationResult.StateAfter(DecisionState.COMPLETED));
+	}
+
+	@Test
+	void aGrantCoversItsPrefixAndOwnersBelowItOnly() {
+		Grant grant = new Grant("orders-app", false, List.of("orders"));
+		assertThat(grant.coversOwner("orders")).isTrue();
+		assertThat(grant.coversOwner("orders.router-0")).isTrue();
+		assertThat(grant.coversOwner("orders-eu.router-0")).isFalse();
+		assertThat(grant.coversOwner("ordersx")).isFalse();
+		assertThat(new Grant("ops", true, List.of()).coversOwner("anything.i0")).isTrue();
+		assertThat(Grant.none("x").coversOwner("x")).isFalse();
+	}
+
+	@Test
+	void everyOperationNamesWhatItTouches() {
+		assertThat(new Operation.Decide(decision("t-1", "orders.i1", 1)).scopes())
+			.containsExactly(new AccessScope.Owner("orders.i1"));
+		assertThat(new Operation.Complete("t-1").scopes()).containsExactly(new AccessScope.TransactionOf("t-1"));
+		assertThat(new Operation.Abort("t-2", "orders.i1").scopes()).containsExactly(new AccessScope.Owner("orders.i1"));
+		assertThat(new Operation.Purge(0).scopes()).containsExactly(new AccessScope.Admin());
+	}
+
 }

@@ -1,0 +1,325 @@
+package dev.tandem.coordinator.security;
+
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.security.Principal;
+import java.security.PrivateKey;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+import javax.net.ssl.X509KeyManager;
+
+import dev.tandem.coordinator.client.RatisDecisionLog;
+import dev.tandem.coordinator.state.Command;
+import dev.tandem.coordinator.state.DecisionCodec;
+import dev.tandem.coordinator.state.Operation;
+import dev.tandem.coordinator.state.TransactionRecord;
+import dev.tandem.coordinator.testing.CoordinatorCluster;
+import dev.tandem.test.TestCertificates;
+import dev.tandem.transaction.DecisionState;
+import org.apache.ratis.RaftConfigKeys;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.Parameters;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.grpc.GrpcTlsConfig;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.rpc.SupportedRpcType;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.apache.ratis.util.TimeDuration;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static dev.tandem.coordinator.state.TestDecisions.decision;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Mutual TLS and authorization on three real peers: callers without a certificate, with an
+ * untrusted one, or with another app's identity try DECIDE, COMPLETE and PURGE; nothing is
+ * applied on any peer and each attempt fails with a named reason.
+ */
+class CoordinatorSecurityTests {
+
+	private static final Duration TIMEOUT = Duration.ofSeconds(15);
+
+	private static final String ORDERS_OWNER = "orders.router-0";
+
+	@TempDir
+	static Path directory;
+
+	private static TestCertificates authority;
+
+	private static CoordinatorCluster cluster;
+
+	private static RatisDecisionLog orders;
+
+	private static final List<AutoCloseable> closeables = new ArrayList<>();
+
+	@BeforeAll
+	static void startPeersWithMutualTls() {
+		authority = TestCertificates.create(directory.resolve("certs"), "tandem-test-ca");
+		TestCertificates.Identity peer = authority.issue("coordinator-peer");
+		AccessPolicy policy = AccessPolicy.builder()
+			.peers(List.of("coordinator-peer"))
+			.admins(List.of("ops"))
+			.app("orders-app", List.of("orders"))
+			.app("billing-app", List.of("billing"))
+			.build();
+		cluster = CoordinatorCluster.start(directory.resolve("peers"), 3,
+				(server) -> server.tls(tls(peer)).accessPolicy(policy));
+		cluster.awaitLeader(TIMEOUT);
+		orders = cluster.client((client) -> client.tls(tls(authority.issue("orders-app"))));
+		for (int i = 0; i < 3; i++) {
+			orders.decide(decision("orders-t" + i, ORDERS_OWNER, i), TIMEOUT);
+		}
+		orders.abort("orders-aborted", ORDERS_OWNER, TIMEOUT);
+	}
+
+	@AfterAll
+	static void close() throws Exception {
+		for (AutoCloseable closeable : closeables) {
+			closeable.close();
+		}
+		if (cluster != null) {
+			cluster.close();
+		}
+	}
+
+	@Test
+	void theRightIdentityDecidesReadsAndCompletesItsOwnTransactionsOverTls() throws IOException {
+		assertThat(orders.state("orders-t0", TIMEOUT)).isEqualTo(DecisionState.DECIDED);
+		assertThat(orders.inDoubt(ORDERS_OWNER, TIMEOUT)).extracting((decision) -> decision.transactionId())
+			.contains("orders-t0", "orders-t1", "orders-t2");
+		RawClient raw = raw(tls(authority.issue("orders-app")));
+		RaftClientReply reply = raw.send(new Operation.Complete("orders-t2"));
+		assertThat(reply.isSuccess()).as(String.valueOf(reply.getException())).isTrue();
+		assertThat(orders.state("orders-t2", TIMEOUT)).isEqualTo(DecisionState.COMPLETED);
+	}
+
+	@Test
+	void anotherAppsIdentityIsRefusedDecideCompleteAndPurgeWithANamedReasonAndNothingIsApplied() throws IOException {
+		Map<String, Map<String, TransactionRecord>> before = tablesOfEveryPeer();
+		RawClient billing = raw(tls(authority.issue("billing-app")));
+
+		assertRefused(billing.refusal(new Operation.Decide(decision("forged", ORDERS_OWNER, 9))),
+				"identity 'billing-app' may act for owners with id prefixes [billing] only, not for owner '"
+						+ ORDERS_OWNER + "' (Decide refused)");
+		assertRefused(billing.refusal(new Operation.Complete("orders-t0")),
+				"identity 'billing-app' may act for owners with id prefixes [billing] only, not for owner '"
+						+ ORDERS_OWNER + "' (Complete refused)");
+		assertRefused(billing.refusal(new Operation.Purge(0)),
+				"Purge is an administrative operation and identity 'billing-app' is not an admin");
+		// A batch that mixes an allowed operation with a forbidden one is refused whole
+		assertRefused(billing.refusal(new Operation.Abort("billing-t0", "billing.i0"), new Operation.Complete("orders-t1")),
+				"(Complete refused)");
+		// Through the decision log API, the refusal is a named exception
+		RatisDecisionLog billingLog = cluster.client((client) -> client.tls(tls(authority.issue("billing-app"))));
+		assertThatThrownBy(() -> billingLog.decide(decision("forged-2", ORDERS_OWNER, 9), TIMEOUT))
+			.isInstanceOf(CoordinatorAccessDeniedException.class)
+			.hasMessageContaining("not for owner '" + ORDERS_OWNER + "'");
+		assertThatThrownBy(() -> billingLog.purge(Duration.ZERO, TIMEOUT))
+			.isInstanceOf(CoordinatorAccessDeniedException.class)
+			.hasMessageContaining("administrative");
+		assertThatThrownBy(() -> billingLog.inDoubt(ORDERS_OWNER, TIMEOUT))
+			.isInstanceOf(CoordinatorAccessDeniedException.class)
+			.hasMessageContaining("InDoubtQuery refused");
+
+		assertThat(tablesOfEveryPeer()).isEqualTo(before);
+		assertThat(cluster.statuses().stream()
+			.mapToLong((status) -> cluster.server(status.peerId()).stateMachine().refusedRequests())
+			.sum()).isGreaterThanOrEqualTo(7);
+	}
+
+	@Test
+	void anUnknownIdentityMayNotActForAnyOwner() throws IOException {
+		Map<String, Map<String, TransactionRecord>> before = tablesOfEveryPeer();
+		RawClient stranger = raw(tls(authority.issue("stranger")));
+		assertRefused(stranger.refusal(new Operation.Decide(decision("s-1", "stranger.i0", 1))),
+				"identity 'stranger' may not act for any owner (Decide refused)");
+		assertThat(tablesOfEveryPeer()).isEqualTo(before);
+	}
+
+	@Test
+	void aClientWithoutACertificateFailsTheHandshakeAndNothingIsApplied() throws IOException {
+		Map<String, Map<String, TransactionRecord>> before = tablesOfEveryPeer();
+		TestCertificates.Identity trustOnly = authority.issue("no-certificate");
+		RawClient noCertificate = raw(new GrpcTlsConfig(new NoCertificate(), trustOnly.trustManager(), true));
+		for (Operation operation : List.of(new Operation.Decide(decision("nc-1", ORDERS_OWNER, 1)),
+				new Operation.Complete("orders-t0"), new Operation.Purge(0))) {
+			assertThatThrownBy(() -> noCertificate.send(operation)).isInstanceOf(IOException.class)
+				.satisfies((failure) -> assertThat(causes(failure).toLowerCase(Locale.ROOT))
+					.contains("certificate_required"));
+		}
+		RawClient plainText = raw((GrpcTlsConfig) null);
+		assertThatThrownBy(() -> plainText.send(new Operation.Purge(0))).isInstanceOf(IOException.class);
+		assertThat(tablesOfEveryPeer()).isEqualTo(before);
+	}
+
+	@Test
+	void aClientWithAnUntrustedCertificateFailsTheHandshakeAndNothingIsApplied() throws IOException {
+		Map<String, Map<String, TransactionRecord>> before = tablesOfEveryPeer();
+		// Same common name as the real app, issued by another authority
+		TestCertificates rogue = TestCertificates.create(directory.resolve("rogue"), "rogue-ca");
+		TestCertificates.Identity forged = rogue.issue("orders-app");
+		RawClient untrusted = raw(new GrpcTlsConfig(forged.keyManager(), authority.issue("x").trustManager(), true));
+		for (Operation operation : List.of(new Operation.Decide(decision("u-1", ORDERS_OWNER, 1)),
+				new Operation.Complete("orders-t0"), new Operation.Purge(0))) {
+			assertThatThrownBy(() -> untrusted.send(operation)).isInstanceOf(IOException.class)
+				// the peer asks for a certificate of its own CA: the client has none to offer
+				.satisfies((failure) -> assertThat(causes(failure).toLowerCase(Locale.ROOT)).containsAnyOf(
+						"certificate_required", "unknown_ca", "bad_certificate", "certificate_unknown"));
+		}
+		assertThat(tablesOfEveryPeer()).isEqualTo(before);
+	}
+
+	@Test
+	void anAdminMayPurgeAndAnAppMayNotUseTheRatisAdminService() throws IOException {
+		RatisDecisionLog admin = cluster.client((client) -> client.tls(tls(authority.issue("ops"))));
+		assertThat(admin.purge(Duration.ofDays(1), TIMEOUT)).isZero();
+		RawClient app = raw(tls(authority.issue("orders-app")).grpcTlsConfig());
+		String leader = cluster.awaitLeader(TIMEOUT);
+		assertThatThrownBy(() -> app.client.admin()
+			.transferLeadership(RaftPeerId.valueOf(cluster.othersThan(leader).get(0)), 2000))
+			.satisfies((failure) -> assertThat(causes(failure)).contains("PERMISSION_DENIED"));
+		assertThat(cluster.awaitLeader(TIMEOUT)).isEqualTo(leader);
+	}
+
+	private static void assertRefused(String refusal, String reason) {
+		assertThat(refusal).contains(CoordinatorAccessDeniedException.class.getName()).contains(reason);
+	}
+
+	/**
+	 * Every peer's records, once every peer applied the whole log (so a command that was
+	 * appended would show on each).
+	 */
+	private static Map<String, Map<String, TransactionRecord>> tablesOfEveryPeer() {
+		cluster.awaitLeader(TIMEOUT);
+		await().atMost(TIMEOUT)
+			.until(() -> cluster.statuses().stream().map((status) -> status.appliedIndex()).distinct().count() == 1);
+		Map<String, Map<String, TransactionRecord>> tables = new TreeMap<>();
+		cluster.statuses()
+			.forEach((status) -> tables.put(status.peerId(), cluster.server(status.peerId()).stateMachine().read((table) -> {
+				Map<String, TransactionRecord> records = new TreeMap<>();
+				table.records().forEach((record) -> records.put(record.transactionId(), record));
+				return records;
+			})));
+		assertThat(tables.values().iterator().next()).containsKeys("orders-t0", "orders-aborted");
+		assertThat(tables.values()).allSatisfy((table) -> assertThat(table).isEqualTo(tables.values().iterator().next()));
+		return tables;
+	}
+
+	private static String causes(Throwable failure) {
+		StringBuilder text = new StringBuilder();
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			text.append(cause).append(" | ");
+		}
+		return text.toString();
+	}
+
+	private static CoordinatorTls tls(TestCertificates.Identity identity) {
+		return CoordinatorTls.of(identity.keyManager(), identity.trustManager());
+	}
+
+	private static RawClient raw(@Nullable CoordinatorTls tls) {
+		return raw((tls != null) ? tls.grpcTlsConfig() : null);
+	}
+
+	private static RawClient raw(@Nullable GrpcTlsConfig tls) {
+		RaftProperties properties = new RaftProperties();
+		RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.GRPC);
+		RaftClientConfigKeys.Rpc.setRequestTimeout(properties, TimeDuration.valueOf(2, TimeUnit.SECONDS));
+		Parameters parameters = new Parameters();
+		if (tls != null) {
+			GrpcConfigKeys.TLS.setConf(parameters, tls);
+		}
+		RaftClient client = RaftClient.newBuilder()
+			.setRaftGroup(cluster.group().toRaftGroup())
+			.setProperties(properties)
+			.setParameters(parameters)
+			.setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(6,
+					TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+			.build();
+		RawClient raw = new RawClient(client);
+		closeables.add(client);
+		return raw;
+	}
+
+	/**
+	 * A Ratis client that sends commands as they are, without Tandem's client (no batching,
+	 * no result decoding): the request a hostile caller would send.
+	 */
+	private record RawClient(RaftClient client) {
+
+		RaftClientReply send(Operation... operations) throws IOException {
+			Command command = new Command(System.currentTimeMillis(), List.of(operations));
+			return this.client.io()
+				.send(Message.valueOf(UnsafeByteOperations.unsafeWrap(DecisionCodec.encodeCommand(command))));
+		}
+
+		/** Sends and returns the failure's text, or "applied". */
+		String refusal(Operation... operations) {
+			try {
+				RaftClientReply reply = send(operations);
+				return reply.isSuccess() ? "applied" : String.valueOf(reply.getException());
+			}
+			catch (IOException ex) {
+				return causes(ex);
+			}
+		}
+
+	}
+
+	/** A key manager without any certificate: the client offers none in the handshake. */
+	private static final class NoCertificate implements X509KeyManager {
+
+		@Override
+		public String @Nullable [] getClientAliases(String keyType, Principal @Nullable [] issuers) {
+			return null;
+		}
+
+		@Override
+		public @Nullable String chooseClientAlias(String[] keyType, Principal @Nullable [] issuers,
+				@Nullable Socket socket) {
+			return null;
+		}
+
+		@Override
+		public String @Nullable [] getServerAliases(String keyType, Principal @Nullable [] issuers) {
+			return null;
+		}
+
+		@Override
+		public @Nullable String chooseServerAlias(String keyType, Principal @Nullable [] issuers,
+				@Nullable Socket socket) {
+			return null;
+		}
+
+		@Override
+		public X509Certificate @Nullable [] getCertificateChain(String alias) {
+			return null;
+		}
+
+		@Override
+		public @Nullable PrivateKey getPrivateKey(String alias) {
+			return null;
+		}
+
+	}
+
+}
