@@ -124,6 +124,10 @@ public class FlightRouterApplication {
 				if (!this.runId.isEmpty() && !this.runId.equals(flight.path("runId").asString(""))) {
 					continue; // an earlier demo run's record: its offset is committed, nothing is sent
 				}
+				if (flight.path("poison").asBoolean(false)) {
+					// the chaos suite's POISON_RECORD fault: a record this listener can never process
+					throw new IllegalArgumentException("Poison flight " + record.partition() + ":" + record.offset());
+				}
 				String cluster = this.regions.clusterOf(flight.get("origin").asString());
 				flight.put("region", cluster);
 				flight.put("src", record.partition() + ":" + record.offset());

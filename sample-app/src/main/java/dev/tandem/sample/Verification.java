@@ -79,6 +79,8 @@ public final class Verification {
 
 	private final String runId;
 
+	private @Nullable String deadLetterTopic;
+
 	private final String inputTopic;
 
 	private final String outputTopic;
@@ -156,6 +158,52 @@ public final class Verification {
 	}
 
 	/**
+	 * Sets the dead-letter topic (on east) where every poison input record of the run must be,
+	 * exactly once, and nothing else of the run.
+	 * @param topic the dead-letter topic
+	 * @return this
+	 */
+	Verification deadLetters(String topic) {
+		this.deadLetterTopic = topic;
+		return this;
+	}
+
+	/**
+	 * Checks the dead-letter topic against the poison records of the input: each once, nothing
+	 * else. Facts: poison records, dead-lettered records.
+	 */
+	private void checkDeadLetters() {
+		String topic = this.deadLetterTopic;
+		if (topic == null) {
+			return;
+		}
+		List<Long> poison = new ArrayList<>();
+		for (ConsumerRecord<byte[], byte[]> record : ReadCommitted.records(this.bootstrapServers.get(Regions.EAST),
+				this.inputTopic, READ_TIMEOUT)) {
+			JsonNode value = JSON.readTree(record.value());
+			if (this.runId.equals(value.path("runId").asString("")) && value.path("poison").asBoolean(false)) {
+				poison.add(value.path("seq").asLong(-1));
+			}
+		}
+		List<Long> dead = new ArrayList<>();
+		for (ConsumerRecord<byte[], byte[]> record : ReadCommitted.records(this.bootstrapServers.get(Regions.EAST), topic,
+				READ_TIMEOUT)) {
+			JsonNode value = JSON.readTree(record.value());
+			if (this.runId.equals(value.path("runId").asString(""))) {
+				dead.add(value.path("seq").asLong(-1));
+			}
+		}
+		this.facts.put("poison records", poison.size());
+		this.facts.put("dead-lettered records", dead.size());
+		List<Long> sortedPoison = poison.stream().sorted().toList();
+		List<Long> sortedDead = dead.stream().sorted().toList();
+		if (!sortedPoison.equals(sortedDead)) {
+			addProblem("dead-letter topic " + topic + " holds seq " + sortedDead + " but the poison records are "
+					+ sortedPoison + " (each once, nothing else)");
+		}
+	}
+
+	/**
 	 * Runs every check.
 	 * @param regions the routing table
 	 * @param loaded number of records the loader committed for this run, or null if unknown
@@ -208,6 +256,7 @@ public final class Verification {
 				.incarnations(this.incarnations)
 				.run();
 			this.facts.putAll(result.facts());
+			checkDeadLetters();
 			synchronized (this.problems) {
 				this.problems.addAll(result.anomalies());
 			}
@@ -257,7 +306,8 @@ public final class Verification {
 		for (ConsumerRecord<byte[], byte[]> record : ReadCommitted.records(this.bootstrapServers.get(Regions.EAST),
 				this.inputTopic, READ_TIMEOUT)) {
 			JsonNode value = JSON.readTree(record.value());
-			boolean ofRun = this.runId.equals(value.path("runId").asString(""));
+			// A poison record is consumed, never routed: like another run's record, only its offset moves.
+			boolean ofRun = this.runId.equals(value.path("runId").asString("")) && !value.path("poison").asBoolean(false);
 			input.add(new InputRecord(record.partition(), record.offset(), ofRun, value.path("seq").asLong(-1),
 					value.path("origin").asString(""), value.path("abortedSource").asBoolean(false)));
 		}

@@ -70,6 +70,9 @@ class ChaosTests {
 
 	private static final int PARTITIONS = 3;
 
+	/** Every how many input records one is poison in a POISON_RECORD run. */
+	private static final int POISON_EVERY = 20;
+
 	/** Records per poll, so per transaction at most. */
 	private static final int MAX_POLL = 20;
 
@@ -125,7 +128,10 @@ class ChaosTests {
 						+ "instance with its own id takes it over when its lease expires"),
 
 		DUPLICATE_INSTANCE_ID(Kind.INFRA, null,
-				"a second router with the running router's instance id starts: it must be refused at start-up");
+				"a second router with the running router's instance id starts: it must be refused at start-up"),
+
+		POISON_RECORD(Kind.APP, null, "every 20th input record fails the batch listener: it alone goes to the "
+				+ "dead-letter topic with its offset, every good record of its batch is written once");
 
 		final Kind kind;
 
@@ -453,7 +459,8 @@ class ChaosTests {
 			try {
 				createTopics();
 				if (this.fault.kind == Kind.APP) {
-					this.loaded = loader.load(this.input, PARTITIONS, this.runId, RECORDS, LOAD_CHUNK);
+					this.loaded = loader.load(this.input, PARTITIONS, this.runId, RECORDS, LOAD_CHUNK,
+							(this.fault == Fault.POISON_RECORD) ? POISON_EVERY : 0);
 					mark("load");
 				}
 				this.standby = env.routers.launch(log("a"), false);
@@ -515,17 +522,29 @@ class ChaosTests {
 				env.createTopic(Regions.EAST, this.output, PARTITIONS);
 			}, ChaosEnvironment.BACKGROUND);
 			env.createTopic(Regions.WEST, this.output, PARTITIONS);
+			if (this.fault == Fault.POISON_RECORD) {
+				env.createTopic(Regions.EAST, this.input + "-dlt", PARTITIONS);
+			}
 			east.join();
 			mark("topics");
 		}
 
 		private void deleteTopics() {
 			// Kept when the run failed, for inspection; deleted otherwise so brokers stay small.
-			env.eastAdmin.deleteTopics(List.of(this.input, this.output));
+			env.eastAdmin.deleteTopics((this.fault == Fault.POISON_RECORD) ? List.of(this.input, this.output, this.input + "-dlt")
+					: List.of(this.input, this.output));
 			env.westAdmin.deleteTopics(List.of(this.output));
 		}
 
 		private void appFault(Random random) throws Exception {
+			if (this.fault == Fault.POISON_RECORD) {
+				Process router = startRouter(this.standby, "a", List.of("--tandem.listener.failed-record=dead-letter",
+						"--tandem.listener.attempts=2", "--tandem.listener.back-off=50ms"));
+				this.standby = null;
+				awaitDone(router);
+				mark("router a: every batch, poison ones narrowed");
+				return;
+			}
 			List<String> extra = new ArrayList<>();
 			int haltAt = 2 + random.nextInt(4);
 			String step = haltStep();
@@ -652,7 +671,11 @@ class ChaosTests {
 			Verification verification = new Verification(env.bootstrapServers(), this.runId, this.input, this.output)
 				.routerLogs(this.incarnations.stream().map(this::log).toList(), this.fault == Fault.HEURISTIC_TIMEOUT)
 				.incarnations(this.incarnations);
-			verification.verify(REGIONS, this.loaded.committed, Verification.endOffsets(env.east.bootstrap, this.input),
+			if (this.fault == Fault.POISON_RECORD) {
+				verification.deadLetters(this.input + "-dlt");
+			}
+			// poison records are consumed but never routed (the checker counts them apart)
+			verification.verify(REGIONS, this.loaded.committed - this.loaded.poison, Verification.endOffsets(env.east.bootstrap, this.input),
 					this.group);
 			this.facts.putAll(verification.facts());
 			this.problems.addAll(verification.problems());
@@ -772,6 +795,7 @@ class ChaosTests {
 						.collect(Collectors.joining(", ", "; ahead: ", ""));
 			Map<String, Object> counts = new TreeMap<>();
 			for (String name : List.of("lost", "duplicated", "aborted-but-visible transactions", "keys out of input order",
+					"dead-lettered records",
 					"heuristic outcomes reported")) {
 				counts.put(name, fact(name));
 			}

@@ -34,6 +34,9 @@ final class InputLoader implements AutoCloseable {
 
 	private static final ObjectMapper JSON = JsonMapper.builder().build();
 
+	/** Every how many committed records one is poison, 0 for none; set by each load. */
+	private int poisonEvery;
+
 	private final KafkaProducer<byte[], byte[]> producer;
 
 	private final JsonNode flights;
@@ -59,6 +62,9 @@ final class InputLoader implements AutoCloseable {
 	 * What was loaded for one run.
 	 */
 	static final class Loaded {
+
+		/** Committed records marked poison. */
+		int poison;
 
 		final String topic;
 
@@ -90,15 +96,29 @@ final class InputLoader implements AutoCloseable {
 	 * transaction of {@code chunk / 4} records after every second committed one.
 	 */
 	synchronized Loaded load(String topic, int partitions, String runId, int records, int chunk) {
-		Loaded loaded = new Loaded(topic, runId, partitions);
-		int chunks = 0;
-		while (loaded.committed < records) {
-			writeChunk(loaded, Math.min(chunk, records - loaded.committed), false);
-			if (++chunks % 2 == 0) {
-				writeChunk(loaded, Math.max(1, chunk / 4), true);
+		return load(topic, partitions, runId, records, chunk, 0);
+	}
+
+	/**
+	 * Loads like {@link #load(String, int, String, int, int)}, with every {@code poisonEvery}-th
+	 * committed record marked {@code "poison": true} (0: none), which the router fails on.
+	 */
+	synchronized Loaded load(String topic, int partitions, String runId, int records, int chunk, int poisonEvery) {
+		this.poisonEvery = poisonEvery;
+		try {
+			Loaded loaded = new Loaded(topic, runId, partitions);
+			int chunks = 0;
+			while (loaded.committed < records) {
+				writeChunk(loaded, Math.min(chunk, records - loaded.committed), false);
+				if (++chunks % 2 == 0) {
+					writeChunk(loaded, Math.max(1, chunk / 4), true);
+				}
 			}
+			return loaded;
 		}
-		return loaded;
+		finally {
+			this.poisonEvery = 0; // a trickle written meanwhile (same lock) never carries poison
+		}
 	}
 
 	/**
@@ -140,6 +160,10 @@ final class InputLoader implements AutoCloseable {
 			value.put("seq", abort ? ABORTED_SEQ_BASE + loaded.aborted + i : loaded.committed + i);
 			if (abort) {
 				value.put("abortedSource", true);
+			}
+			else if (this.poisonEvery > 0 && (loaded.committed + i) % this.poisonEvery == this.poisonEvery - 1) {
+				value.put("poison", true);
+				loaded.poison++;
 			}
 			value.setAll((ObjectNode) flight);
 			sends.add(this.producer.send(new ProducerRecord<>(loaded.topic,
