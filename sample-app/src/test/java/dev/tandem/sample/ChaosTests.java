@@ -8,6 +8,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -276,7 +277,10 @@ class ChaosTests {
 				Fault.DUPLICATE_INSTANCE_ID).contains(fault);
 		Mode mode = (remoteOnly || repetition % 2 == 0) ? Mode.REMOTE : Mode.EMBEDDED;
 		Run run = new Run(index, fault, mode);
-		run.repetition = repetition;
+		// how many runs of this fault came before: a fault may be listed several times in chaos.faults
+		int position = index % faults.size();
+		run.repetition = repetition * Collections.frequency(faults, fault)
+				+ Collections.frequency(faults.subList(0, position), fault);
 		return CompletableFuture.supplyAsync(() -> {
 			run.prepare();
 			return run;
