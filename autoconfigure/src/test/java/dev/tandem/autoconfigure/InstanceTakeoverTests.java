@@ -231,8 +231,11 @@ class InstanceTakeoverTests {
 		txn.send("east", new ProducerRecord<>(this.topic, "k", "east-ok"), STRING, STRING);
 		txn.send("west", new ProducerRecord<>(this.topic, "k", "west-ok"), STRING, STRING);
 		txn.commit();
-		assertThat(committed("east")).containsExactly("east-ok");
-		assertThat(committed("west")).containsExactly("west-ok");
+		// commitTransaction() returns before the commit markers reach the partitions
+		await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+			assertThat(committed("east")).containsExactly("east-ok");
+			assertThat(committed("west")).containsExactly("west-ok");
+		});
 	}
 
 	@Test
@@ -240,8 +243,10 @@ class InstanceTakeoverTests {
 		String id = killedAt(ProtocolStep.AFTER_DECISION);
 		CrossClusterTransactionManager restarted = manager("doomed", ProtocolHook.NONE, this.survivorStatistics);
 		assertThat(restarted.leaseLostTo()).isNull();
-		assertThat(committed("east")).containsExactlyInAnyOrder("east-0", "east-1", "east-2");
-		assertThat(committed("west")).containsExactlyInAnyOrder("west-0", "west-1", "west-2");
+		await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+			assertThat(committed("east")).containsExactlyInAnyOrder("east-0", "east-1", "east-2");
+			assertThat(committed("west")).containsExactlyInAnyOrder("west-0", "west-1", "west-2");
+		});
 		assertThat(log().state(id, Duration.ofSeconds(5))).isIn(DecisionState.DECIDED, DecisionState.COMPLETED);
 	}
 

@@ -25,6 +25,7 @@ import dev.tandem.test.ReadCommitted;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A cluster that is down at start-up or known to be unreachable: the instance starts without it
@@ -110,7 +111,9 @@ class ClusterAvailabilityTests {
 		assertThat(failure).isInstanceOf(TandemException.class);
 		both.close(); // aborts what it started on east
 		assertThat(both.state()).isEqualTo(TransactionState.ABORTED);
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-only");
+		// commitTransaction() returns before the commit markers reach the partitions
+		await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
+				ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-only"));
 	}
 
 	@Test
@@ -136,7 +139,8 @@ class ClusterAvailabilityTests {
 		CrossClusterTransaction next = manager.begin();
 		next.send("east", new ProducerRecord<>(this.topic, "k", "after"), STRING, STRING);
 		next.commit();
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("after");
+		await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
+				ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("after"));
 	}
 
 }

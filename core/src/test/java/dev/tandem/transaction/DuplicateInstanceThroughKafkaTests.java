@@ -21,6 +21,7 @@ import dev.tandem.test.ReadCommitted;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Instances that do not share a decision log (each its own, as with the embedded coordinator) on
@@ -94,8 +95,9 @@ class DuplicateInstanceThroughKafkaTests {
 			.satisfies((ex) -> assertThat(ex.getOwner()).isEqualTo(first.owner()))
 			.withMessageContaining("tandem-instances");
 		commitOne(first, "first-still-works");
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic))
-			.containsExactly("first-still-works");
+		// commitTransaction() returns before the commit markers reach the partitions
+		await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
+				ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("first-still-works"));
 	}
 
 	@Test
@@ -106,8 +108,9 @@ class DuplicateInstanceThroughKafkaTests {
 		restarted.close();
 		CrossClusterTransactionManager again = started();
 		commitOne(again, "after-clean-close");
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic))
-			.containsExactly("after-crash", "after-clean-close");
+		await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
+				ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic))
+			.containsExactly("after-crash", "after-clean-close"));
 	}
 
 }
