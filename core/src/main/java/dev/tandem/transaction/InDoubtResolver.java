@@ -350,6 +350,44 @@ final class InDoubtResolver implements AutoCloseable {
 		return outcome;
 	}
 
+	/** See {@link CrossClusterTransactionManager#settle}; {@code idPrefix} is this app's. */
+	TransactionState settle(String transactionId, Settlement action, String idPrefix) {
+		DecisionLog log = this.settings.decisionLog();
+		Duration timeout = this.settings.decisionTimeout();
+		String owner = this.settings.owner();
+		DecisionState state = log.state(transactionId, timeout);
+		TransactionState outcome;
+		if (action == Settlement.ABORT) {
+			if (state == DecisionState.DECIDED || state == DecisionState.COMPLETED) {
+				throw new IllegalStateException("Transaction " + transactionId + " is " + state
+						+ ": a decided transaction commits everywhere and can never abort; settle it with COMMIT");
+			}
+			log.abort(transactionId, owner, timeout);
+			outcome = TransactionState.ABORTED;
+		}
+		else if (state == DecisionState.COMPLETED) {
+			outcome = TransactionState.COMMITTED;
+		}
+		else if (state == DecisionState.DECIDED) {
+			List<Decision> candidates = log.supportsLeases() ? log.appInDoubt(idPrefix, timeout)
+					: log.inDoubt(owner, timeout);
+			Decision decision = candidates.stream()
+				.filter((d) -> d.transactionId().equals(transactionId))
+				.findFirst()
+				.orElseThrow(() -> new IllegalArgumentException("Transaction " + transactionId
+						+ " is decided but belongs to another app than " + idPrefix));
+			outcome = (recover(decision) == null) ? TransactionState.COMMITTED
+					: TransactionState.HEURISTIC_MIXED;
+		}
+		else {
+			throw new IllegalStateException("Transaction " + transactionId + " has no decision (" + state
+					+ "): it aborts (presumed abort); settle it with ABORT to make that explicit");
+		}
+		logger.warn("Transaction {} settled by hand ({}): {}", transactionId, action, outcome);
+		this.settings.listener().onSettled(transactionId, action, outcome);
+		return outcome;
+	}
+
 	/**
 	 * Records that a decided transaction committed everywhere; a failure is harmless (recovery
 	 * commits it again, which is idempotent, and completes it then).
