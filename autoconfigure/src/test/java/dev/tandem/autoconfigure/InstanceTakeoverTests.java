@@ -259,7 +259,8 @@ class InstanceTakeoverTests {
 		}));
 		Decision late = new Decision(this.topic + "-late", paused, System.currentTimeMillis(),
 				List.of(new ParticipantRecord("east", this.topic + ".east.paused.0", 1L, (short) 0, "tandem-markers", 0, 0L)));
-		assertThatExceptionOfType(LeaseClaimedException.class).isThrownBy(() -> log().decide(late, Duration.ofSeconds(5)))
+		assertThatExceptionOfType(LeaseClaimedException.class)
+			.isThrownBy(() -> log().decide(late, "run-1", Duration.ofSeconds(5)))
 			.withMessageContaining(survivor.owner());
 		assertThat(log().state(late.transactionId(), Duration.ofSeconds(5))).isEqualTo(DecisionState.UNKNOWN);
 		assertThat(log().renewLease(this.topic, "paused", "run-1", Duration.ofSeconds(30), Duration.ofSeconds(5))
@@ -267,7 +268,10 @@ class InstanceTakeoverTests {
 		// A restart of that instance gets a fresh lease, and decides again.
 		assertThat(log().renewLease(this.topic, "paused", "run-2", Duration.ofSeconds(30), Duration.ofSeconds(5))
 			.isHeldBy("run-2")).isTrue();
-		assertThat(log().decide(late, Duration.ofSeconds(5))).isEqualTo(late);
+		assertThatExceptionOfType(LeaseClaimedException.class)
+			.isThrownBy(() -> log().decide(late, "run-1", Duration.ofSeconds(5)))
+			.withMessageContaining("run-2");
+		assertThat(log().decide(late, "run-2", Duration.ofSeconds(5))).isEqualTo(late);
 	}
 
 	@Test

@@ -113,7 +113,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		});
 		this.context = new TransactionContext(owner(), builder.markerTopic, builder.commitTimeout,
 				builder.decisionTimeout, decisionLog, builder.hook, listener, this.executor, this.pool, this.resolver,
-				this.consumers, builder.clusterReachability);
+				this.consumers, builder.clusterReachability, (this.leases != null) ? this.leases.incarnation() : null);
 	}
 
 	/**

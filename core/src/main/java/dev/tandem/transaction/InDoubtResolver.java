@@ -123,15 +123,18 @@ final class InDoubtResolver implements AutoCloseable {
 	/**
 	 * Takes over a dead instance of this app whose lease this instance has claimed: commits its
 	 * decided transactions by resuming them (a participant its broker already aborted makes a
-	 * heuristic outcome, reported at ERROR and to the listener), then fences its transactional ids
-	 * so its undecided Kafka transactions abort at once, then releases the claimed lease.
+	 * heuristic outcome, reported at ERROR and to the listener), then, if {@code stillEntitled}
+	 * says the claim still holds, fences its transactional ids so its undecided Kafka transactions
+	 * abort at once, and marks the lease taken over.
 	 * @param dead the claimed lease
+	 * @param stillEntitled checked right before fencing: whether the claim and this instance's
+	 *     own lease are still valid
 	 * @return the number of decided transactions committed (heuristic ones included)
 	 * @throws TandemException if a transaction's outcome cannot be established yet (the claim
 	 *     stays, and the next attempt goes on)
 	 * @throws DecisionLogException if the decision log cannot be reached
 	 */
-	int takeOver(InstanceLease dead) {
+	int takeOver(InstanceLease dead, java.util.function.BooleanSupplier stillEntitled) {
 		String owner = this.settings.owner();
 		DecisionLog log = this.settings.decisionLog();
 		List<Decision> decisions = log.inDoubt(dead.owner(), this.settings.decisionTimeout());
@@ -145,6 +148,14 @@ final class InDoubtResolver implements AutoCloseable {
 			else {
 				heuristic++;
 			}
+		}
+		if (!stillEntitled.getAsBoolean()) {
+			// The claim lapsed while this instance committed (it paused past its own lease, and a new run
+			// of the claimed instance may own those transactional ids now): fencing could abort its work.
+			logger.warn("Takeover of {} stops before fencing: this instance's claim or lease is no longer valid; "
+					+ "its decided transactions are committed, its open ones abort at transaction.timeout.ms or when "
+					+ "its next run fences them", dead.owner());
+			return decisions.size();
 		}
 		List<String> fenced = this.pool.fence(dead.instanceId());
 		log.releaseLease(dead.owner(), owner, this.settings.decisionTimeout());
