@@ -8,12 +8,14 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionManager.TransactionInfo;
 import dev.tandem.transaction.DecisionLog;
 import dev.tandem.transaction.DecisionState;
 import dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome;
+import dev.tandem.transaction.Settlement;
 import dev.tandem.transaction.StaleDecision;
 import dev.tandem.transaction.TransactionStatistics;
 
@@ -78,6 +80,38 @@ public class KafkaTransactionsEndpoint {
 			return null;
 		}
 		return new TransactionDescriptor(id, "decision-log:" + state.name(), List.of(), null);
+	}
+
+	/**
+	 * Settles a stuck transaction by hand ({@code POST /actuator/kafkatransactions/{id}} with
+	 * {@code {"action": "commit"}} or {@code "abort"}): commit resumes a decided transaction's
+	 * participants, abort records the abort of one without a decision. Logged at WARN and metered
+	 * ({@code tandem.transaction.settled}).
+	 * @param id the transaction id
+	 * @param action {@code commit} or {@code abort}
+	 * @return the outcome
+	 * @throws IllegalArgumentException if the action is neither
+	 */
+	@WriteOperation
+	public SettledDescriptor settle(@Selector String id, String action) {
+		Settlement settlement;
+		try {
+			settlement = Settlement.valueOf(action.trim().toUpperCase(java.util.Locale.ROOT));
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("action must be 'commit' or 'abort', not '" + action + "'", ex);
+		}
+		return new SettledDescriptor(id, settlement.name(), this.manager.settle(id, settlement).name());
+	}
+
+	/**
+	 * The outcome of a settlement.
+	 *
+	 * @param id the transaction id
+	 * @param action what was asked
+	 * @param outcome COMMITTED, HEURISTIC_MIXED or ABORTED
+	 */
+	public record SettledDescriptor(String id, String action, String outcome) {
 	}
 
 	/**

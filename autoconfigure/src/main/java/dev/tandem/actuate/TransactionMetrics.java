@@ -9,7 +9,9 @@ import io.micrometer.core.instrument.Timer;
 
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome;
+import dev.tandem.transaction.Settlement;
 import dev.tandem.transaction.TransactionListener;
+import dev.tandem.transaction.TransactionState;
 
 /**
  * Micrometer meters of cross-cluster transactions: timer {@code tandem.transaction.commit}
@@ -61,6 +63,16 @@ public class TransactionMetrics implements TransactionListener {
 			.description("Decided but not completed transactions of any instance of this app older than "
 					+ "tandem.transaction.stale-decision-age, as the last background check saw them")
 			.register(this.registry);
+	}
+
+	@Override
+	public void onSettled(String transactionId, Settlement action, TransactionState outcome) {
+		Counter.builder("tandem.transaction.settled")
+			.description("Stuck transactions settled by hand through the kafkatransactions endpoint")
+			.tag("action", action.name().toLowerCase(java.util.Locale.ROOT))
+			.tag("outcome", outcome.name().toLowerCase(java.util.Locale.ROOT))
+			.register(this.registry)
+			.increment();
 	}
 
 	private void count(String outcome) {

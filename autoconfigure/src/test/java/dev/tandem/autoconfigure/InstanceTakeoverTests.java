@@ -33,6 +33,8 @@ import dev.tandem.transaction.InstanceLease;
 import dev.tandem.transaction.LeaseClaimedException;
 import dev.tandem.transaction.ProtocolHook;
 import dev.tandem.transaction.ProtocolStep;
+import dev.tandem.transaction.Settlement;
+import dev.tandem.transaction.TransactionState;
 import dev.tandem.transaction.TransactionStatistics;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -262,7 +264,8 @@ class InstanceTakeoverTests {
 		}));
 		Decision late = new Decision(this.topic + "-late", paused, System.currentTimeMillis(),
 				List.of(new ParticipantRecord("east", this.topic + ".east.paused.0", 1L, (short) 0, "tandem-markers", 0, 0L)));
-		assertThatExceptionOfType(LeaseClaimedException.class).isThrownBy(() -> log().decide(late, Duration.ofSeconds(5)))
+		assertThatExceptionOfType(LeaseClaimedException.class)
+			.isThrownBy(() -> log().decide(late, "run-1", Duration.ofSeconds(5)))
 			.withMessageContaining(survivor.owner());
 		assertThat(log().state(late.transactionId(), Duration.ofSeconds(5))).isEqualTo(DecisionState.UNKNOWN);
 		assertThat(log().renewLease(this.topic, "paused", "run-1", Duration.ofSeconds(30), Duration.ofSeconds(5))
@@ -270,7 +273,52 @@ class InstanceTakeoverTests {
 		// A restart of that instance gets a fresh lease, and decides again.
 		assertThat(log().renewLease(this.topic, "paused", "run-2", Duration.ofSeconds(30), Duration.ofSeconds(5))
 			.isHeldBy("run-2")).isTrue();
-		assertThat(log().decide(late, Duration.ofSeconds(5))).isEqualTo(late);
+		assertThatExceptionOfType(LeaseClaimedException.class)
+			.isThrownBy(() -> log().decide(late, "run-1", Duration.ofSeconds(5)))
+			.withMessageContaining("run-2");
+		assertThat(log().decide(late, "run-2", Duration.ofSeconds(5))).isEqualTo(late);
+	}
+
+	@Test
+	void anOperatorSettlesAStuckDecisionByHandAndNeverAbortsADecidedOne() {
+		// Leases off: nobody takes the dead instance over, its decided transaction is stuck.
+		CrossClusterTransactionManager doomed = managerWithoutLease("doomed", crashAt(ProtocolStep.AFTER_DECISION));
+		CrossClusterTransaction txn = doomed.begin();
+		txn.send("east", new ProducerRecord<>(this.topic, "k", "east-stuck"), STRING, STRING);
+		txn.send("west", new ProducerRecord<>(this.topic, "k", "west-stuck"), STRING, STRING);
+		assertThat(catchThrowable(txn::commit)).isInstanceOf(ProtocolHook.SimulatedCrashException.class);
+		doomed.abandon();
+		CrossClusterTransactionManager operator = managerWithoutLease("operator", ProtocolHook.NONE);
+		assertThatExceptionOfType(IllegalStateException.class)
+			.isThrownBy(() -> operator.settle(txn.transactionId(), Settlement.ABORT))
+			.withMessageContaining("can never abort");
+		assertThat(operator.settle(txn.transactionId(), Settlement.COMMIT)).isEqualTo(TransactionState.COMMITTED);
+		assertThat(committed("east")).containsExactly("east-stuck");
+		assertThat(committed("west")).containsExactly("west-stuck");
+		assertThat(log().state(txn.transactionId(), Duration.ofSeconds(5))).isEqualTo(DecisionState.COMPLETED);
+		// A transaction without a decision can only be aborted, which makes a late decision fail.
+		String undecided = this.topic + "-undecided";
+		assertThatExceptionOfType(IllegalStateException.class)
+			.isThrownBy(() -> operator.settle(undecided, Settlement.COMMIT))
+			.withMessageContaining("presumed abort");
+		assertThat(operator.settle(undecided, Settlement.ABORT)).isEqualTo(TransactionState.ABORTED);
+		assertThat(log().state(undecided, Duration.ofSeconds(5))).isEqualTo(DecisionState.ABORTED);
+	}
+
+	private CrossClusterTransactionManager managerWithoutLease(String instanceId, ProtocolHook hook) {
+		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
+			.cluster("east", clientConfig("east"))
+			.cluster("west", clientConfig("west"))
+			.idPrefix(this.topic)
+			.instanceId(instanceId)
+			.decisionLog(log())
+			.commitTimeout(Duration.ofSeconds(10))
+			.leaseTimeout(Duration.ZERO)
+			.protocolHook(hook)
+			.build();
+		manager.start();
+		this.managers.add(manager);
+		return manager;
 	}
 
 	private InstanceLease lease(String owner) {

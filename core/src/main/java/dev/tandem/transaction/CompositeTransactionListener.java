@@ -60,4 +60,9 @@ final class CompositeTransactionListener implements TransactionListener {
 		each((l) -> l.onHeuristicOutcome(outcome));
 	}
 
+	@Override
+	public void onSettled(String transactionId, Settlement action, TransactionState outcome) {
+		each((l) -> l.onSettled(transactionId, action, outcome));
+	}
+
 }

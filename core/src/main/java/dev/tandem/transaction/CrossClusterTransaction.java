@@ -350,7 +350,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 */
 	private boolean decide(Decision decision, List<Participant> working) {
 		try {
-			this.context.decisionLog().decide(decision, this.context.decisionTimeout());
+			this.context.decisionLog().decide(decision, this.context.incarnation(), this.context.decisionTimeout());
 			return true;
 		}
 		catch (ProtocolHook.SimulatedCrashException ex) {

@@ -113,7 +113,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		});
 		this.context = new TransactionContext(owner(), builder.markerTopic, builder.commitTimeout,
 				builder.decisionTimeout, decisionLog, builder.hook, listener, this.executor, this.pool, this.resolver,
-				this.consumers, builder.clusterReachability);
+				this.consumers, builder.clusterReachability, (this.leases != null) ? this.leases.incarnation() : null);
 	}
 
 	/**
@@ -411,6 +411,25 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			return List.of();
 		}
 		return this.leases.staleDecisions();
+	}
+
+	/**
+	 * Settles a stuck transaction of any instance of this app by hand: an operator's decision,
+	 * logged at WARN and told to the listeners ({@link TransactionListener#onSettled}).
+	 * {@link Settlement#COMMIT} commits a decided-not-completed transaction by resuming its
+	 * participants (what a takeover or the owner's restart would do); {@link Settlement#ABORT}
+	 * records the abort of a transaction that has no decision. Blocks up to the commit timeout per
+	 * participant.
+	 * @param transactionId the transaction id
+	 * @param action what to do
+	 * @return COMMITTED (also when it had completed already), HEURISTIC_MIXED, or ABORTED
+	 * @throws IllegalStateException for COMMIT of a transaction without a decision (it aborts:
+	 *     presumed abort), or ABORT of a decided one (a decision is final)
+	 * @throws TandemException if a participant's outcome cannot be established now
+	 * @throws DecisionLogException if the decision log cannot be reached
+	 */
+	public TransactionState settle(String transactionId, Settlement action) {
+		return this.resolver.settle(transactionId, action, this.idPrefix);
 	}
 
 	/**

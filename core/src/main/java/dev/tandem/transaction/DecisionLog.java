@@ -31,6 +31,25 @@ public interface DecisionLog extends AutoCloseable {
 	Decision decide(Decision decision, Duration timeout) throws DecisionLogException;
 
 	/**
+	 * Durably records a commit decision of one run of its owner: as {@link #decide(Decision, Duration)},
+	 * and refused unless that run holds the owner's {@link InstanceLease}, so that a run that paused
+	 * past its lease cannot decide once the lease moved on (to a claimant or to a new run of the
+	 * instance, which may have fenced participants already). A log that keeps no leases ignores the
+	 * incarnation.
+	 * @param decision the decision to record
+	 * @param incarnation the deciding run's incarnation, or null when it holds no lease
+	 * @param timeout how long to wait for the write to be durable
+	 * @return the decision stored for that transaction id
+	 * @throws LeaseClaimedException if the run does not hold the owner's lease
+	 * @throws DecisionLogException if the write failed or its outcome is unknown after the timeout
+	 * @throws IllegalStateException if the transaction id was already recorded as aborted
+	 */
+	default Decision decide(Decision decision, @Nullable String incarnation, Duration timeout)
+			throws DecisionLogException {
+		return decide(decision, timeout);
+	}
+
+	/**
 	 * Records that every participant of a decided transaction committed, so that its record
 	 * can be purged. May be batched and applied asynchronously; losing a completion only
 	 * makes recovery commit the transaction again, which is harmless.

@@ -123,15 +123,18 @@ final class InDoubtResolver implements AutoCloseable {
 	/**
 	 * Takes over a dead instance of this app whose lease this instance has claimed: commits its
 	 * decided transactions by resuming them (a participant its broker already aborted makes a
-	 * heuristic outcome, reported at ERROR and to the listener), then fences its transactional ids
-	 * so its undecided Kafka transactions abort at once, then releases the claimed lease.
+	 * heuristic outcome, reported at ERROR and to the listener), then, if {@code stillEntitled}
+	 * says the claim still holds, fences its transactional ids so its undecided Kafka transactions
+	 * abort at once, and marks the lease taken over.
 	 * @param dead the claimed lease
+	 * @param stillEntitled checked right before fencing: whether the claim and this instance's
+	 *     own lease are still valid
 	 * @return the number of decided transactions committed (heuristic ones included)
 	 * @throws TandemException if a transaction's outcome cannot be established yet (the claim
 	 *     stays, and the next attempt goes on)
 	 * @throws DecisionLogException if the decision log cannot be reached
 	 */
-	int takeOver(InstanceLease dead) {
+	int takeOver(InstanceLease dead, java.util.function.BooleanSupplier stillEntitled) {
 		String owner = this.settings.owner();
 		DecisionLog log = this.settings.decisionLog();
 		List<Decision> decisions = log.inDoubt(dead.owner(), this.settings.decisionTimeout());
@@ -145,6 +148,14 @@ final class InDoubtResolver implements AutoCloseable {
 			else {
 				heuristic++;
 			}
+		}
+		if (!stillEntitled.getAsBoolean()) {
+			// The claim lapsed while this instance committed (it paused past its own lease, and a new run
+			// of the claimed instance may own those transactional ids now): fencing could abort its work.
+			logger.warn("Takeover of {} stops before fencing: this instance's claim or lease is no longer valid; "
+					+ "its decided transactions are committed, its open ones abort at transaction.timeout.ms or when "
+					+ "its next run fences them", dead.owner());
+			return decisions.size();
 		}
 		List<String> fenced = this.pool.fence(dead.instanceId());
 		log.releaseLease(dead.owner(), owner, this.settings.decisionTimeout());
@@ -347,6 +358,44 @@ final class InDoubtResolver implements AutoCloseable {
 		logger.error("HEURISTIC OUTCOME: decided transaction {} committed on {} but the broker aborted it on {}; "
 				+ "data on those clusters must be repaired", decision.transactionId(), committed, aborted);
 		this.settings.listener().onHeuristicOutcome(outcome);
+		return outcome;
+	}
+
+	/** See {@link CrossClusterTransactionManager#settle}; {@code idPrefix} is this app's. */
+	TransactionState settle(String transactionId, Settlement action, String idPrefix) {
+		DecisionLog log = this.settings.decisionLog();
+		Duration timeout = this.settings.decisionTimeout();
+		String owner = this.settings.owner();
+		DecisionState state = log.state(transactionId, timeout);
+		TransactionState outcome;
+		if (action == Settlement.ABORT) {
+			if (state == DecisionState.DECIDED || state == DecisionState.COMPLETED) {
+				throw new IllegalStateException("Transaction " + transactionId + " is " + state
+						+ ": a decided transaction commits everywhere and can never abort; settle it with COMMIT");
+			}
+			log.abort(transactionId, owner, timeout);
+			outcome = TransactionState.ABORTED;
+		}
+		else if (state == DecisionState.COMPLETED) {
+			outcome = TransactionState.COMMITTED;
+		}
+		else if (state == DecisionState.DECIDED) {
+			List<Decision> candidates = log.supportsLeases() ? log.appInDoubt(idPrefix, timeout)
+					: log.inDoubt(owner, timeout);
+			Decision decision = candidates.stream()
+				.filter((d) -> d.transactionId().equals(transactionId))
+				.findFirst()
+				.orElseThrow(() -> new IllegalArgumentException("Transaction " + transactionId
+						+ " is decided but belongs to another app than " + idPrefix));
+			outcome = (recover(decision) == null) ? TransactionState.COMMITTED
+					: TransactionState.HEURISTIC_MIXED;
+		}
+		else {
+			throw new IllegalStateException("Transaction " + transactionId + " has no decision (" + state
+					+ "): it aborts (presumed abort); settle it with ABORT to make that explicit");
+		}
+		logger.warn("Transaction {} settled by hand ({}): {}", transactionId, action, outcome);
+		this.settings.listener().onSettled(transactionId, action, outcome);
 		return outcome;
 	}
 

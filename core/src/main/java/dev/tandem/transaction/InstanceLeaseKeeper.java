@@ -68,6 +68,9 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 
 	private volatile boolean acquired;
 
+	/** This run's lease as last renewed (its expiry, by the renewal's command time). */
+	private volatile @Nullable InstanceLease lastRenewed;
+
 	InstanceLeaseKeeper(DecisionLog log, String idPrefix, String instanceId, Duration leaseTimeout, Duration staleAge,
 			Duration decisionTimeout, InDoubtResolver resolver, LongSupplier clock) {
 		this.log = log;
@@ -85,6 +88,11 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 			thread.setDaemon(true);
 			return thread;
 		});
+	}
+
+	/** Returns this run's incarnation, the one its decisions name. */
+	String incarnation() {
+		return this.incarnation;
 	}
 
 	private Duration renewInterval() {
@@ -106,6 +114,7 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 					this.leaseTimeout, this.decisionTimeout);
 			if (lease.isHeldBy(this.incarnation)) {
 				this.acquired = true;
+				this.lastRenewed = lease;
 				logger.info("Instance {} holds its lease (timeout {}, incarnation {})", this.owner, this.leaseTimeout,
 						this.incarnation);
 				// Renewed from now on: the rest of the start-up (marker topics, recovery) may take longer than the lease.
@@ -172,11 +181,18 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 			if (this.lostTo == null) {
 				takeOverExpired();
 			}
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Takeover of an expired instance by {} failed, retrying in {}: {}", this.owner, renewInterval(),
+					ex.toString());
+		}
+		try {
+			// on its own: a takeover that keeps failing must not hide the stale decisions it leaves
 			watchStaleDecisions();
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Takeover and stale-decision checks of {} failed, retrying in {}: {}", this.owner,
-					renewInterval(), ex.toString());
+			logger.warn("Stale-decision check of {} failed, retrying in {}: {}", this.owner, renewInterval(),
+					ex.toString());
 		}
 	}
 
@@ -186,7 +202,10 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 		}
 		InstanceLease lease = this.log.renewLease(this.idPrefix, this.instanceId, this.incarnation, this.leaseTimeout,
 				this.decisionTimeout);
-		if (!lease.isHeldBy(this.incarnation)) {
+		if (lease.isHeldBy(this.incarnation)) {
+			this.lastRenewed = lease;
+		}
+		else {
 			this.lostTo = lease.isClaimed() ? lease.claimedBy() : "run " + lease.incarnation();
 			logger.error("Instance {} lost its lease to {}: it was taken for dead (its lease expired unrenewed). It begins "
 					+ "no transaction any more; restart it", this.owner, this.lostTo);
@@ -203,9 +222,26 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 			}
 			InstanceLease claimed = this.log.claimLease(lease.owner(), this.owner, this.decisionTimeout);
 			if (claimed != null && this.owner.equals(claimed.claimedBy())) {
-				this.resolver.takeOver(claimed);
+				this.resolver.takeOver(claimed, () -> stillEntitled(claimed));
 			}
 		}
+	}
+
+	/**
+	 * Whether this instance may still fence the claimed instance's transactional ids, checked right
+	 * before it does: the claim is still its own and not finished (a new run of the claimed instance
+	 * may have taken a fresh lease while this one paused, and would own those ids now), and this
+	 * instance's own lease, as last renewed, still has a third of its timeout to run.
+	 */
+	private boolean stillEntitled(InstanceLease claimed) {
+		long now = this.clock.getAsLong();
+		InstanceLease mine = this.lastRenewed;
+		if (this.lostTo != null || mine == null || mine.expiresAtMs() - now < renewInterval().toMillis()) {
+			return false;
+		}
+		return this.log.leases(this.idPrefix, this.decisionTimeout).stream()
+			.anyMatch((lease) -> lease.owner().equals(claimed.owner()) && this.owner.equals(lease.claimedBy())
+					&& !lease.takenOver() && lease.incarnation().equals(claimed.incarnation()));
 	}
 
 	private boolean isTakeOverCandidate(InstanceLease lease, List<InstanceLease> leases, long now) {

@@ -105,7 +105,8 @@ final class ParticipantPool {
 	 */
 	void start(Set<String> unavailable, boolean requireAll) {
 		for (String cluster : this.clients.names()) {
-			if (!unavailable.contains(cluster)) {
+			// an "orphan" of an unused slot may be a decided transaction's participant still to recover
+			if (!unavailable.contains(cluster) && !this.pendingRecoveries.isPending(cluster)) {
 				abortOrphanedTransactions(cluster);
 			}
 		}
@@ -243,8 +244,10 @@ final class ParticipantPool {
 					.filterStates(List.of(org.apache.kafka.clients.admin.TransactionState.ONGOING)))
 				.all()
 				.get(this.commitTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
-				if (listing.transactionalId().startsWith(prefix)) {
-					ids.add(listing.transactionalId());
+				// <prefix><slot> only: instance "web" must never take "web.1"'s ids for its own
+				String id = listing.transactionalId();
+				if (id.startsWith(prefix) && isSlotNumber(id.substring(prefix.length()))) {
+					ids.add(id);
 				}
 			}
 		}
@@ -261,6 +264,10 @@ final class ParticipantPool {
 		Participant participant = new Participant(cluster, transactionalId);
 		open(participant);
 		participant.close(this.commitTimeout);
+	}
+
+	private static boolean isSlotNumber(String suffix) {
+		return !suffix.isEmpty() && suffix.chars().allMatch(Character::isDigit);
 	}
 
 	private boolean isUnusedSlot(String suffix) {

@@ -3,6 +3,8 @@ package dev.tandem.transaction;
 import java.time.Duration;
 import java.util.concurrent.Executor;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What one {@link CrossClusterTransaction} uses of its manager's collaborators: the narrow context
  * it is given instead of the manager itself. Immutable; every member is thread-safe.
@@ -19,9 +21,10 @@ import java.util.concurrent.Executor;
  * @param resolver takes over a transaction whose outcome is not final
  * @param consumers the registered consumers and their clusters
  * @param reachability which clusters are known to be unreachable now
+ * @param incarnation this run's incarnation, named in every decision, or null without a lease
  */
 record TransactionContext(String owner, String markerTopic, Duration commitTimeout, Duration decisionTimeout,
 		DecisionLog decisionLog, ProtocolHook hook, TransactionListener listener, Executor commitExecutor,
 		ParticipantPool pool, InDoubtResolver resolver, RegisteredConsumers consumers,
-		ClusterReachability reachability) {
+		ClusterReachability reachability, @Nullable String incarnation) {
 }

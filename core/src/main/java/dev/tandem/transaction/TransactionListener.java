@@ -54,4 +54,13 @@ public interface TransactionListener {
 	default void onHeuristicOutcome(HeuristicOutcome outcome) {
 	}
 
+	/**
+	 * An operator settled a stuck transaction by hand ({@link CrossClusterTransactionManager#settle}).
+	 * @param transactionId the transaction id
+	 * @param action what was asked
+	 * @param outcome the outcome: COMMITTED, HEURISTIC_MIXED or ABORTED
+	 */
+	default void onSettled(String transactionId, Settlement action, TransactionState outcome) {
+	}
+
 }

@@ -31,6 +31,11 @@ final class EmbeddedDecisionLog implements DecisionLog {
 	}
 
 	@Override
+	public Decision decide(Decision decision, @Nullable String incarnation, Duration timeout) {
+		return this.delegate.decide(decision, incarnation, timeout);
+	}
+
+	@Override
 	public void complete(String transactionId) {
 		this.delegate.complete(transactionId);
 	}

@@ -183,7 +183,13 @@ public final class RatisDecisionLog implements DecisionLog {
 	 */
 	@Override
 	public Decision decide(Decision decision, Duration timeout) throws DecisionLogException {
-		OperationResult result = await(this.batcher.submit(new Operation.Decide(decision)), timeout,
+		return decide(decision, null, timeout);
+	}
+
+	@Override
+	public Decision decide(Decision decision, @Nullable String incarnation, Duration timeout)
+			throws DecisionLogException {
+		OperationResult result = await(this.batcher.submit(new Operation.Decide(decision, incarnation)), timeout,
 				"decide " + decision.transactionId());
 		if (result instanceof OperationResult.Decided decided) {
 			return decided.decision();
@@ -193,9 +199,9 @@ public final class RatisDecisionLog implements DecisionLog {
 					"Transaction " + decision.transactionId() + " is recorded as aborted: it cannot be decided");
 		}
 		if (result instanceof OperationResult.OwnerClaimed claimed) {
-			throw new LeaseClaimedException("Transaction " + decision.transactionId() + " cannot be decided: "
-					+ claimed.claimedBy() + " has claimed the lease of " + decision.owner() + " and is taking over its "
-					+ "transactions");
+			throw new LeaseClaimedException("Transaction " + decision.transactionId() + " cannot be decided: the "
+					+ "lease of " + decision.owner() + " is held by " + claimed.claimedBy() + ", not by the deciding run "
+					+ "(it was taken for dead, or the instance was restarted)");
 		}
 		throw new DecisionLogException("Unexpected result " + result + " to decide " + decision.transactionId());
 	}

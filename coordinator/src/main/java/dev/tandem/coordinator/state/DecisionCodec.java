@@ -73,6 +73,8 @@ public final class DecisionCodec {
 
 	private static final byte OP_RELEASE_LEASE = 7;
 
+	private static final byte OP_DECIDE_AS_RUN = 8;
+
 	private static final byte RESULT_DECIDED = 1;
 
 	private static final byte RESULT_ABORT_CONFLICT = 2;
@@ -588,9 +590,14 @@ public final class DecisionCodec {
 	// Pieces
 
 	private static void writeOperation(DataOutputStream out, Operation operation) throws IOException {
-		if (operation instanceof Operation.Decide decide) {
+		if (operation instanceof Operation.Decide decide && decide.incarnation() == null) {
 			out.writeByte(OP_DECIDE);
 			writeDecision(out, decide.decision());
+		}
+		else if (operation instanceof Operation.Decide decide) {
+			out.writeByte(OP_DECIDE_AS_RUN);
+			writeDecision(out, decide.decision());
+			writeString(out, decide.incarnation());
 		}
 		else if (operation instanceof Operation.Complete complete) {
 			out.writeByte(OP_COMPLETE);
@@ -631,6 +638,7 @@ public final class DecisionCodec {
 		byte type = in.readByte();
 		return switch (type) {
 			case OP_DECIDE -> new Operation.Decide(readDecision(in));
+			case OP_DECIDE_AS_RUN -> new Operation.Decide(readDecision(in), readString(in));
 			case OP_COMPLETE -> new Operation.Complete(readString(in));
 			case OP_ABORT -> new Operation.Abort(readString(in), readString(in));
 			case OP_PURGE -> new Operation.Purge(in.readLong());

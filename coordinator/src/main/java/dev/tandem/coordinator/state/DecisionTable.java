@@ -50,9 +50,11 @@ import org.jspecify.annotations.Nullable;
  * <li>release: removes the lease when asked by its holder's incarnation (unclaimed); marks it
  * taken over when asked by its claimant. A taken-over lease stays until a new run of the
  * instance renews, or a purge finds it expired for longer than the retention period.</li>
- * <li>decide: refused ({@link OperationResult.OwnerClaimed}) while the owner's lease is claimed, so
- * a claimed run that wakes up cannot decide a transaction whose participants its claimant
- * aborted; the log's order, not clocks, separates a decision from a claim.</li>
+ * <li>decide: refused ({@link OperationResult.OwnerClaimed}) while the owner's lease is claimed, and,
+ * for a decision that names its run (incarnation), unless that run holds the lease: a run that
+ * wakes up after a pause longer than its lease cannot decide a transaction whose participants a
+ * claimant or a new run of the instance aborted; the log's order, not clocks, separates a
+ * decision from a claim or a renewal.</li>
  * </ul>
  * Applying the same commands in the same order gives the same table on every replica: the
  * table reads no clock of its own.
@@ -118,7 +120,7 @@ public final class DecisionTable {
 	 */
 	public OperationResult apply(Operation operation, long atMs) {
 		if (operation instanceof Operation.Decide decide) {
-			return decide(decide.decision());
+			return decide(decide.decision(), decide.incarnation());
 		}
 		if (operation instanceof Operation.Complete complete) {
 			return new OperationResult.StateAfter(complete(complete.transactionId(), atMs));
@@ -149,9 +151,26 @@ public final class DecisionTable {
 	 *     {@link OperationResult.OwnerClaimed} while the owner's lease is claimed
 	 */
 	public OperationResult decide(Decision decision) {
+		return decide(decision, null);
+	}
+
+	/**
+	 * Records a decision of one run of its owner (idempotent): refused unless that run holds the
+	 * owner's lease, so a run that paused past its lease cannot decide once the lease moved on to a
+	 * claimant or to a new run of the instance (which may have fenced some participants already).
+	 * @param decision the decision
+	 * @param incarnation the deciding run, or null for an owner that holds no lease
+	 * @return as {@link #decide(Decision)}, or {@link OperationResult.OwnerClaimed} when the run does
+	 *     not hold the lease
+	 */
+	public OperationResult decide(Decision decision, @Nullable String incarnation) {
 		InstanceLease lease = this.leases.get(decision.owner());
 		if (lease != null && lease.claimedBy() != null) {
 			return new OperationResult.OwnerClaimed(decision.transactionId(), lease.claimedBy());
+		}
+		if (incarnation != null && (lease == null || !lease.incarnation().equals(incarnation))) {
+			return new OperationResult.OwnerClaimed(decision.transactionId(),
+					(lease == null) ? "nobody (the lease of run " + incarnation + " is gone)" : "run " + lease.incarnation());
 		}
 		TransactionRecord existing = this.records.get(decision.transactionId());
 		if (existing == null) {

@@ -3,6 +3,8 @@ package dev.tandem.coordinator.state;
 import java.util.List;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.tandem.transaction.Decision;
 
 /**
@@ -24,15 +26,25 @@ public sealed interface Operation {
 	List<AccessScope> scopes();
 
 	/**
-	 * Records a commit decision; idempotent, refused when the transaction id is aborted.
+	 * Records a commit decision; idempotent, refused when the transaction id is aborted, and
+	 * refused while the owner's lease is claimed or, with an incarnation, held by another run.
 	 *
 	 * @param decision the decision to record
+	 * @param incarnation the deciding run of the owner, or null when it holds no lease
 	 * @since 0.1.0
 	 */
-	record Decide(Decision decision) implements Operation {
+	record Decide(Decision decision, @Nullable String incarnation) implements Operation {
 
 		public Decide {
 			Objects.requireNonNull(decision, "decision");
+		}
+
+		/**
+		 * A decision of an owner that holds no lease (or of a client that does not say which run it is).
+		 * @param decision the decision
+		 */
+		public Decide(Decision decision) {
+			this(decision, null);
 		}
 
 		@Override

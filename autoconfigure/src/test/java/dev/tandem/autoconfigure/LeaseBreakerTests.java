@@ -1,0 +1,478 @@
+package dev.tandem.autoconfigure;
+
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.io.TempDir;
+
+import dev.tandem.coordinator.EmbeddedCoordinator;
+import dev.tandem.coordinator.client.RatisDecisionLog;
+import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ReadCommitted;
+import dev.tandem.transaction.CrossClusterTransaction;
+import dev.tandem.transaction.CrossClusterTransactionManager;
+import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
+import dev.tandem.transaction.Decision;
+import dev.tandem.transaction.DecisionLog;
+import dev.tandem.transaction.DecisionLogException;
+import dev.tandem.transaction.DecisionState;
+import dev.tandem.transaction.InstanceLease;
+import dev.tandem.transaction.ProtocolHook;
+import dev.tandem.transaction.ProtocolStep;
+import dev.tandem.transaction.TransactionListener;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Leases and takeover under the races a breaker found (each first failed on the code before its
+ * fix), on two real 3-broker clusters and a real Ratis peer: a paused run, a paused claimant, an
+ * instance id that prefixes another, a restart with fewer slots while a cluster is down, a takeover
+ * that keeps failing. The atomicity tests assert a transaction's records visible on both clusters
+ * or on neither.
+ */
+class LeaseBreakerTests {
+
+	private static final StringSerializer STRING = new StringSerializer();
+
+	private static final Duration LEASE = Duration.ofMillis(1500);
+
+	private static EmbeddedKafkaClusters kafka;
+
+	@TempDir
+	static Path coordinatorDir;
+
+	private static EmbeddedCoordinator coordinator;
+
+	private static String deadBootstrap;
+
+	private final List<CrossClusterTransactionManager> managers = new ArrayList<>();
+
+	private String topic = "";
+
+	@BeforeAll
+	static void start() throws Exception {
+		kafka = EmbeddedKafkaClusters.builder().cluster("east", 3).cluster("west", 3).build().start();
+		coordinator = EmbeddedCoordinator.start(coordinatorDir);
+		try (ServerSocket socket = new ServerSocket(0)) {
+			deadBootstrap = "localhost:" + socket.getLocalPort();
+		}
+	}
+
+	@AfterAll
+	static void stop() {
+		if (coordinator != null) {
+			coordinator.close();
+		}
+		if (kafka != null) {
+			kafka.close();
+		}
+	}
+
+	@BeforeEach
+	void createTopics(TestInfo info) {
+		this.topic = "b-" + info.getTestMethod().orElseThrow().getName();
+		kafka.cluster("east").createTopic(this.topic, 3, (short) 3);
+		kafka.cluster("west").createTopic(this.topic, 3, (short) 3);
+	}
+
+	@AfterEach
+	void closeManagers() {
+		for (CrossClusterTransactionManager manager : this.managers) {
+			try {
+				manager.close();
+			}
+			catch (RuntimeException ex) {
+				// ignore
+			}
+		}
+	}
+
+	private static RatisDecisionLog log() {
+		return coordinator.decisionLog();
+	}
+
+	private CrossClusterTransactionManagerBuilder builder(String instanceId, boolean westReachable) {
+		return CrossClusterTransactionManager.builder()
+			.cluster("east", clientConfig("east", true))
+			.cluster("west", clientConfig("west", westReachable))
+			.idPrefix(this.topic)
+			.instanceId(instanceId)
+			.decisionLog(log())
+			.commitTimeout(Duration.ofSeconds(4))
+			.transactionTimeout(Duration.ofMinutes(5))
+			.leaseTimeout(LEASE)
+			.recoveryInterval(Duration.ofMillis(500));
+	}
+
+	private CrossClusterTransactionManager started(CrossClusterTransactionManagerBuilder builder) {
+		CrossClusterTransactionManager manager = builder.build();
+		this.managers.add(manager);
+		manager.start();
+		return manager;
+	}
+
+	private static Map<String, Object> clientConfig(String cluster, boolean reachable) {
+		Map<String, Object> config = new HashMap<>();
+		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+				reachable ? kafka.cluster(cluster).bootstrapServers() : deadBootstrap);
+		config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 2000);
+		config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 4000);
+		return config;
+	}
+
+	private List<String> committed(String cluster) {
+		return ReadCommitted.values(kafka.cluster(cluster).bootstrapServers(), this.topic);
+	}
+
+	private void send(CrossClusterTransaction txn, String cluster, String prefix) {
+		for (int i = 0; i < 3; i++) {
+			txn.send(cluster, new ProducerRecord<>(this.topic, "k" + i, prefix + i), STRING, STRING);
+		}
+	}
+
+	private void assertAtomic(String eastPrefix, String westPrefix) {
+		List<String> east = committed("east").stream().filter((v) -> v.startsWith(eastPrefix)).toList();
+		List<String> west = committed("west").stream().filter((v) -> v.startsWith(westPrefix)).toList();
+		System.out.printf("BREAKER %s: east=%s west=%s%n", this.topic, east, west);
+		assertThat(east.isEmpty()).as("atomicity: east=%s west=%s", east, west).isEqualTo(west.isEmpty());
+	}
+
+	/**
+	 * Bug A (liveness, wrong report). A decided transaction ran on slot 1 (west first); the instance
+	 * restarts with ONE slot while west is down. Recovery of the decision is pending on [west, east],
+	 * and ParticipantPool.start then tries to abort the "orphaned" open transaction of unused slot 1
+	 * on east, the decided transaction's own east participant: open() refuses (east is pending) and
+	 * the whole start fails with ClusterUnavailableException naming east, a cluster that is up.
+	 */
+	@Test
+	void aRestartWithFewerSlotsWhileAClusterIsDownStartsAndLeavesTheDecidedParticipantToRecovery() {
+		AtomicReference<String> doomedId = new AtomicReference<>();
+		ProtocolHook crash = (transactionId, step) -> {
+			if (step == ProtocolStep.AFTER_DECISION && transactionId.equals(doomedId.get())) {
+				throw new ProtocolHook.SimulatedCrashException(step);
+			}
+		};
+		CrossClusterTransactionManager first = started(builder("shrunk", true).slots(2).protocolHook(crash));
+		first.begin(); // holds slot 0
+		CrossClusterTransaction txn = first.begin(); // slot 1
+		doomedId.set(txn.transactionId());
+		send(txn, "west", "west-"); // west first: recovery tries it first
+		send(txn, "east", "east-");
+		assertThat(catchThrowable(txn::commit)).isInstanceOf(ProtocolHook.SimulatedCrashException.class);
+		assertThat(log().state(txn.transactionId(), Duration.ofSeconds(5))).isEqualTo(DecisionState.DECIDED);
+		first.abandon(); // kill -9
+
+		// Restart with one slot while west is unreachable: the start should go on without west.
+		Throwable startFailure = catchThrowable(() -> started(builder("shrunk", false).slots(1)));
+		System.out.println("BREAKER restart with fewer slots, west down: " + startFailure);
+		assertThat(startFailure).as("a cluster down at start-up must not stop the start").isNull();
+	}
+
+	/**
+	 * Bug D. Instance ids "web" and "web.1" of one app. When "web" dies, its claimant fences every
+	 * ONGOING transactional id starting with "<prefix>.<cluster>.web." - which includes the live
+	 * "web.1"'s ids: its decided transaction, committed on east, is aborted on west.
+	 */
+	@Test
+	void takingOverInstanceWebNeverFencesTheLiveInstanceWebDot1() throws Exception {
+		started(builder("survivor", true));
+		CountDownLatch midCommit = new CountDownLatch(1);
+		CountDownLatch goOn = new CountDownLatch(1);
+		AtomicReference<String> slowId = new AtomicReference<>();
+		ProtocolHook slowCommit = (transactionId, step) -> {
+			if (step == ProtocolStep.MID_COMMIT && transactionId.equals(slowId.get())) {
+				midCommit.countDown();
+				try {
+					goOn.await(120, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}
+		};
+		CrossClusterTransactionManager live = started(builder("web.1", true).protocolHook(slowCommit));
+		CrossClusterTransactionManager dies = started(builder("web", true));
+		CrossClusterTransaction txn = live.begin();
+		slowId.set(txn.transactionId());
+		send(txn, "east", "east-");
+		send(txn, "west", "west-");
+		CompletableFuture<Throwable> commit = CompletableFuture.supplyAsync(() -> catchThrowable(txn::commit));
+		assertThat(midCommit.await(30, TimeUnit.SECONDS)).isTrue(); // decided, east committed, west not yet
+		dies.abandon(); // "web" never returns
+		await().atMost(Duration.ofSeconds(30)).until(() -> {
+			InstanceLease lease = lease(this.topic + ".web");
+			return lease != null && lease.takenOver();
+		});
+		goOn.countDown();
+		Throwable outcome = commit.get(60, TimeUnit.SECONDS);
+		System.out.println("BREAKER web.1's commit ended with: " + outcome);
+		assertAtomic("east-", "west-");
+	}
+
+	/**
+	 * Bug F (wrong report). Same set-up as E: the claimant's takeover throws every time, and since
+	 * the stale-decision check runs after it in the same try block, the claimant (the only live
+	 * instance) never reports the dead instance's decision as stale, however old it gets.
+	 */
+	@Test
+	void aFailingTakeoverStillReportsTheStaleDecisions() throws Exception {
+		CrossClusterTransactionManager claimant = started(builder("partitioned", false)
+			.staleDecisionAge(Duration.ofSeconds(1)));
+		AtomicReference<String> doomedId = new AtomicReference<>();
+		ProtocolHook crash = (transactionId, step) -> {
+			if (step == ProtocolStep.AFTER_DECISION && transactionId.equals(doomedId.get())) {
+				throw new ProtocolHook.SimulatedCrashException(step);
+			}
+		};
+		CrossClusterTransactionManager doomed = started(builder("pod-3", true).protocolHook(crash));
+		CrossClusterTransaction txn = doomed.begin();
+		doomedId.set(txn.transactionId());
+		send(txn, "east", "east-");
+		send(txn, "west", "west-");
+		assertThat(catchThrowable(txn::commit)).isInstanceOf(ProtocolHook.SimulatedCrashException.class);
+		doomed.abandon();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(claimant.staleDecisions())
+			.as("decided, never completed, its takeover failing")
+			.anySatisfy((stale) -> assertThat(stale.transactionId()).isEqualTo(txn.transactionId())));
+	}
+
+	/**
+	 * Bug B. A run pauses between prepare and decision longer than its lease (a GC pause, a VM
+	 * stall: no renewal meanwhile). The instance is restarted elsewhere; that new run cannot reach
+	 * west at start-up and starts without it (so only east's transactional ids are fenced). The
+	 * paused run wakes up: the log accepts its decision, since decide checks only whether the
+	 * owner's lease is CLAIMED, not which run holds it; the run's commit fails on east (fenced) and
+	 * succeeds on west.
+	 */
+	@Test
+	void aPausedRunCannotDecideOnceANewRunOfItsInstanceHoldsTheLease() throws Exception {
+		FreezableLog zombieLog = new FreezableLog(log());
+		CountDownLatch wake = new CountDownLatch(1);
+		AtomicReference<String> pausedId = new AtomicReference<>();
+		ProtocolHook pause = (transactionId, step) -> {
+			if (step == ProtocolStep.AFTER_PREPARE && transactionId.equals(pausedId.get())) {
+				zombieLog.frozen.set(true); // the whole process is paused: no renewal either
+				try {
+					wake.await(120, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				zombieLog.frozen.set(false);
+			}
+		};
+		CrossClusterTransactionManager zombie = started(builder("pod-0", true).decisionLog(zombieLog).protocolHook(pause));
+		CrossClusterTransaction txn = zombie.begin();
+		pausedId.set(txn.transactionId());
+		send(txn, "east", "east-");
+		send(txn, "west", "west-");
+		CompletableFuture<Throwable> commit = CompletableFuture.supplyAsync(() -> catchThrowable(txn::commit));
+		await().atMost(Duration.ofSeconds(30)).until(() -> zombieLog.frozen.get());
+		InstanceLease paused = lease(this.topic + ".pod-0");
+		await().atMost(Duration.ofSeconds(10)).until(() -> System.currentTimeMillis() > paused.expiresAtMs() + 200);
+
+		// The instance is restarted (new incarnation); this run cannot reach west at start-up.
+		CrossClusterTransactionManager restarted = started(builder("pod-0", false));
+		assertThat(restarted.leaseLostTo()).isNull();
+
+		wake.countDown(); // the paused run wakes up and goes on with its commit
+		Throwable outcome = commit.get(60, TimeUnit.SECONDS);
+		System.out.println("BREAKER paused run's commit ended with: " + outcome);
+		System.out.println("BREAKER decision state: " + log().state(txn.transactionId(), Duration.ofSeconds(5)));
+		assertAtomic("east-", "west-");
+	}
+
+	/**
+	 * Bug C. A claimant pauses in the middle of a takeover (after committing the dead instance's
+	 * decided transactions, before fencing its transactional ids) for longer than its own lease. The
+	 * dead instance is restarted meanwhile: its new run gets a fresh lease (the claimant is no longer
+	 * live) and commits a transaction. The claimant wakes up and fences the ids, which are the new
+	 * run's now, aborting the new run's decided transaction on the cluster it had not committed yet.
+	 */
+	@Test
+	void aClaimantThatPausedMidTakeoverNeverFencesTheRestartedRunsDecidedTransaction() throws Exception {
+		// The claimant: its listener's onRecovered runs between recover and fence in takeOver.
+		FreezableLog claimantLog = new FreezableLog(log());
+		CountDownLatch claimantWake = new CountDownLatch(1);
+		AtomicBoolean claimantPaused = new AtomicBoolean();
+		TransactionListener pauseAfterRecovery = new TransactionListener() {
+			@Override
+			public void onRecovered(String transactionId) {
+				if (Thread.currentThread().getName().startsWith("tandem-lease-") && claimantPaused.compareAndSet(false, true)) {
+					claimantLog.frozen.set(true);
+					try {
+						claimantWake.await(120, TimeUnit.SECONDS);
+					}
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+					}
+					claimantLog.frozen.set(false);
+				}
+			}
+		};
+		started(builder("claimant", true).decisionLog(claimantLog).listener(pauseAfterRecovery));
+
+		// The instance that dies with a decided transaction.
+		AtomicReference<String> doomedId = new AtomicReference<>();
+		ProtocolHook crash = (transactionId, step) -> {
+			if (step == ProtocolStep.AFTER_DECISION && transactionId.equals(doomedId.get())) {
+				throw new ProtocolHook.SimulatedCrashException(step);
+			}
+		};
+		CrossClusterTransactionManager doomed = started(builder("pod-1", true).protocolHook(crash));
+		CrossClusterTransaction dead = doomed.begin();
+		doomedId.set(dead.transactionId());
+		send(dead, "east", "dead-east-");
+		send(dead, "west", "dead-west-");
+		assertThat(catchThrowable(dead::commit)).isInstanceOf(ProtocolHook.SimulatedCrashException.class);
+		doomed.abandon();
+
+		await().atMost(Duration.ofSeconds(30)).untilTrue(claimantPaused); // mid-takeover, paused
+		InstanceLease claimantLease = lease(this.topic + ".claimant");
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> System.currentTimeMillis() > claimantLease.expiresAtMs() + 200); // the claimant's own lease expires
+
+		// The dead instance is restarted: it gets its lease back since the claimant is not live.
+		CountDownLatch midCommit = new CountDownLatch(1);
+		CountDownLatch goOn = new CountDownLatch(1);
+		AtomicReference<String> newId = new AtomicReference<>();
+		ProtocolHook slowCommit = (transactionId, step) -> {
+			if (step == ProtocolStep.MID_COMMIT && transactionId.equals(newId.get())) {
+				midCommit.countDown();
+				try {
+					goOn.await(120, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}
+		};
+		CrossClusterTransactionManager restarted = started(builder("pod-1", true).protocolHook(slowCommit));
+		System.out.println("BREAKER lease after restart: " + lease(this.topic + ".pod-1"));
+		CrossClusterTransaction txn = restarted.begin();
+		newId.set(txn.transactionId());
+		send(txn, "east", "new-east-");
+		send(txn, "west", "new-west-");
+		CompletableFuture<Throwable> commit = CompletableFuture.supplyAsync(() -> catchThrowable(txn::commit));
+		assertThat(midCommit.await(30, TimeUnit.SECONDS)).isTrue(); // decided, east committed, west not yet
+
+		claimantWake.countDown(); // the claimant wakes up: it must see its claim lapsed and not fence
+		await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(6)).until(() -> !claimantLog.frozen.get());
+		goOn.countDown();
+		Throwable outcome = commit.get(60, TimeUnit.SECONDS);
+		System.out.println("BREAKER restarted run's commit ended with: " + outcome);
+		System.out.println("BREAKER decision state: " + log().state(txn.transactionId(), Duration.ofSeconds(5)));
+		assertAtomic("new-east-", "new-west-");
+	}
+
+	private static InstanceLease lease(String owner) {
+		return log().leases(owner.substring(0, owner.lastIndexOf('.')), Duration.ofSeconds(5)).stream()
+			.filter((lease) -> lease.owner().equals(owner))
+			.findFirst()
+			.orElse(null);
+	}
+
+	/** A decision log whose lease renewals fail while frozen (the process is paused). */
+	static final class FreezableLog implements DecisionLog {
+
+		final AtomicBoolean frozen = new AtomicBoolean();
+
+		private final DecisionLog delegate;
+
+		FreezableLog(DecisionLog delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public Decision decide(Decision decision, @Nullable String incarnation, Duration timeout) {
+			return this.delegate.decide(decision, incarnation, timeout);
+		}
+
+		@Override
+		public Decision decide(Decision decision, Duration timeout) {
+			return this.delegate.decide(decision, timeout);
+		}
+
+		@Override
+		public void complete(String transactionId) {
+			this.delegate.complete(transactionId);
+		}
+
+		@Override
+		public void abort(String transactionId, String owner, Duration timeout) {
+			this.delegate.abort(transactionId, owner, timeout);
+		}
+
+		@Override
+		public DecisionState state(String transactionId, Duration timeout) {
+			return this.delegate.state(transactionId, timeout);
+		}
+
+		@Override
+		public List<Decision> inDoubt(String owner, Duration timeout) {
+			return this.delegate.inDoubt(owner, timeout);
+		}
+
+		@Override
+		public boolean supportsLeases() {
+			return true;
+		}
+
+		@Override
+		public InstanceLease renewLease(String idPrefix, String instanceId, String incarnation, Duration duration,
+				Duration timeout) {
+			if (this.frozen.get()) {
+				throw new DecisionLogException("paused");
+			}
+			return this.delegate.renewLease(idPrefix, instanceId, incarnation, duration, timeout);
+		}
+
+		@Override
+		public @Nullable InstanceLease claimLease(String owner, String claimant, Duration timeout) {
+			return this.delegate.claimLease(owner, claimant, timeout);
+		}
+
+		@Override
+		public void releaseLease(String owner, String by, Duration timeout) {
+			this.delegate.releaseLease(owner, by, timeout);
+		}
+
+		@Override
+		public List<InstanceLease> leases(String idPrefix, Duration timeout) {
+			return this.delegate.leases(idPrefix, timeout);
+		}
+
+		@Override
+		public List<Decision> appInDoubt(String idPrefix, Duration timeout) {
+			return this.delegate.appInDoubt(idPrefix, timeout);
+		}
+
+		@Override
+		public void close() {
+		}
+
+	}
+
+}
