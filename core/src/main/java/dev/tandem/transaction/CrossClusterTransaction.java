@@ -30,7 +30,7 @@ import dev.tandem.transaction.internals.ProducerInternals.ProducerIdentity;
 /**
  * One cross-cluster transaction: records sent to any configured cluster and consumer offsets
  * committed on the consumer's own cluster become visible all together, or not at all
- * (two-phase commit with presumed abort; {@code docs/architecture.md}, "The protocol").
+ * (two-phase commit with presumed abort; {@code docs/architecture.md}, "The protocol and recovery").
  * <p>
  * Obtain one from {@link CrossClusterTransactionManager#begin()}; end it with exactly one of
  * {@link #commit()} or {@link #abort()}. {@code send} may be called from several threads;

@@ -30,7 +30,7 @@ import dev.tandem.transaction.internals.ProducerInternals;
 /**
  * Runs cross-cluster transactions for one app instance: starts its collaborators, begins
  * transactions, and shows what is in flight. The jobs live in their own classes
- * ({@code docs/architecture.md}, "Core, class by class"): the clusters' client configurations
+ * ({@code docs/architecture.md}, "{@code dev.tandem.transaction}, class by class"): the clusters' client configurations
  * ({@link ClusterClients}), the participant slots and their producers ({@code ParticipantPool}),
  * recovery and in-doubt resolution ({@code InDoubtResolver}), the listener fan-out; each
  * transaction gets a narrow {@code TransactionContext} of what it uses.
@@ -70,6 +70,9 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	private final @Nullable KafkaInstanceGuard guard;
 
 	private final boolean requireAllClustersAtStart;
+
+	/** Clusters that did not answer at start-up and have not since: transactions needing them fail at once. */
+	private final Set<String> unavailableSinceStart = ConcurrentHashMap.newKeySet();
 
 	private final RegisteredConsumers consumers = new RegisteredConsumers();
 
@@ -113,7 +116,9 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		});
 		this.context = new TransactionContext(owner(), builder.markerTopic, builder.commitTimeout,
 				builder.decisionTimeout, decisionLog, builder.hook, listener, this.executor, this.pool, this.resolver,
-				this.consumers, builder.clusterReachability, (this.leases != null) ? this.leases.incarnation() : null);
+				this.consumers, (cluster) -> this.unavailableSinceStart.contains(cluster)
+						|| builder.clusterReachability.isUnreachable(cluster),
+				(this.leases != null) ? this.leases.incarnation() : null);
 	}
 
 	/**
@@ -200,11 +205,16 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 							+ "start-up)");
 				}
 				unavailable.add(cluster);
+				this.unavailableSinceStart.add(cluster);
 				logger.warn("Cluster '{}' is not available at start-up ({}): starting without it; transactions that need "
-						+ "it fail until it is back", cluster, cause.getMessage());
+						+ "it fail at once (ClusterUnavailableException) until it answers again", cluster, cause.getMessage());
 				this.resolver.untilDone("Creating marker topic '" + this.context.markerTopic() + "' on cluster '" + cluster
-						+ "'", () -> ControlTopics.ensureMarkerTopic(this.clients, cluster, this.context.markerTopic(),
-								this.commitTimeout));
+						+ "'", () -> {
+							ControlTopics.ensureMarkerTopic(this.clients, cluster, this.context.markerTopic(),
+									this.commitTimeout);
+							this.unavailableSinceStart.remove(cluster); // it answers again
+							logger.info("Cluster '{}' answers again: its marker topic is in place", cluster);
+						});
 			}
 		});
 		return unavailable;

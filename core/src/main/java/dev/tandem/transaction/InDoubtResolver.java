@@ -30,7 +30,7 @@ import dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome;
  * ({@link ParticipantProtocol}); a participant that refuses is settled by its marker record
  * ({@link MarkerReader}): visible means it had committed, aborted means a heuristic outcome
  * (reported at ERROR and to the listener, never as success). An undecided transaction is
- * recorded as aborted (presumed abort). See {@code docs/architecture.md}, "Recovery".
+ * recorded as aborted (presumed abort). See {@code docs/architecture.md}, "The protocol and recovery".
  * <p>
  * Thread-safe. Background attempts run on one daemon thread, first after the recovery interval,
  * then doubling up to 30 s; a transaction's slot stays taken until it is resolved.
@@ -165,13 +165,20 @@ final class InDoubtResolver implements AutoCloseable {
 	}
 
 	/**
-	 * Runs a task now and, while it fails, again in the background with the recovery backoff (start-up
-	 * housekeeping of a cluster that was down, such as creating its marker topic).
+	 * Runs a task in the background after the recovery interval and, while it fails, again with the
+	 * recovery backoff (start-up housekeeping of a cluster that was down, such as creating its
+	 * marker topic); never on the caller's thread.
 	 * @param what what the task does, for the log
 	 * @param task the task; throws to be tried again
 	 */
 	void untilDone(String what, Runnable task) {
-		retry(what, task, this.settings.recoveryInterval());
+		Duration delay = this.settings.recoveryInterval();
+		try {
+			this.scheduler.schedule(() -> retry(what, task, doubled(delay)), delay.toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (RejectedExecutionException rejected) {
+			// closed meanwhile
+		}
 	}
 
 	private void retry(String what, Runnable task, Duration delay) {
