@@ -314,8 +314,7 @@ final class InDoubtResolver implements AutoCloseable {
 		}
 		catch (RuntimeException ex) {
 			if (this.closed) {
-				logger.warn("Transaction {} stays in-doubt; it is resolved at the next start of {}", id,
-						this.settings.owner());
+				stayInDoubt(outcome);
 				return;
 			}
 			logger.warn("Transaction {} still in-doubt ({}); retrying in {}", id, ex.toString(), nextDelay);
@@ -324,8 +323,7 @@ final class InDoubtResolver implements AutoCloseable {
 				this.scheduler.schedule(() -> attempt(outcome, after), nextDelay.toMillis(), TimeUnit.MILLISECONDS);
 			}
 			catch (RejectedExecutionException rejected) {
-				logger.warn("Transaction {} stays in-doubt; it is resolved at the next start of {}", id,
-						this.settings.owner());
+				stayInDoubt(outcome);
 			}
 		}
 	}
@@ -440,11 +438,32 @@ final class InDoubtResolver implements AutoCloseable {
 		return this.pending.size();
 	}
 
-	/** Stops background attempts; what is unresolved is resolved at the next start. */
+	/**
+	 * Gives up on an outcome this instance can no longer resolve (it was closed or abandoned): the
+	 * future fails, so that no caller waits for it forever; the next start recovers the transaction.
+	 */
+	private void stayInDoubt(PendingOutcome outcome) {
+		logger.warn("Transaction {} stays in-doubt; it is resolved at the next start of {}", outcome.transactionId,
+				this.settings.owner());
+		outcome.future.completeExceptionally(new InDoubtTransactionException(outcome.transactionId, "Transaction "
+				+ outcome.transactionId + " stays in-doubt: " + this.settings.owner() + " was closed before resolving "
+				+ "it; its next start (or a takeover) resolves it", null));
+	}
+
+	/**
+	 * Stops background attempts and fails the outcomes still pending (their futures complete
+	 * exceptionally, so no caller waits for them forever); what is unresolved is resolved at the
+	 * next start.
+	 */
 	@Override
 	public void close() {
 		this.closed = true;
 		this.scheduler.shutdownNow();
+		this.pending.values().forEach((outcome) -> {
+			if (!outcome.future.isDone()) {
+				stayInDoubt(outcome);
+			}
+		});
 	}
 
 	private static final class PendingOutcome {
