@@ -16,7 +16,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -32,9 +31,9 @@ import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransaction;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
-import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.DecisionLog;
 import dev.tandem.transaction.DecisionLogException;
+import dev.tandem.transaction.ForwardingDecisionLog;
 import dev.tandem.transaction.DecisionState;
 import dev.tandem.transaction.InstanceLease;
 import dev.tandem.transaction.ProtocolHook;
@@ -394,50 +393,16 @@ class LeaseBreakerTests {
 			.orElse(null);
 	}
 
-	/** A decision log whose lease renewals fail while frozen (the process is paused). */
-	static final class FreezableLog implements DecisionLog {
+	/**
+	 * A decision log whose lease renewals fail while frozen (the process is paused); it never
+	 * closes the shared log.
+	 */
+	static final class FreezableLog extends ForwardingDecisionLog {
 
 		final AtomicBoolean frozen = new AtomicBoolean();
 
-		private final DecisionLog delegate;
-
 		FreezableLog(DecisionLog delegate) {
-			this.delegate = delegate;
-		}
-
-		@Override
-		public Decision decide(Decision decision, @Nullable String incarnation, Duration timeout) {
-			return this.delegate.decide(decision, incarnation, timeout);
-		}
-
-		@Override
-		public Decision decide(Decision decision, Duration timeout) {
-			return this.delegate.decide(decision, timeout);
-		}
-
-		@Override
-		public void complete(String transactionId) {
-			this.delegate.complete(transactionId);
-		}
-
-		@Override
-		public void abort(String transactionId, String owner, Duration timeout) {
-			this.delegate.abort(transactionId, owner, timeout);
-		}
-
-		@Override
-		public DecisionState state(String transactionId, Duration timeout) {
-			return this.delegate.state(transactionId, timeout);
-		}
-
-		@Override
-		public List<Decision> inDoubt(String owner, Duration timeout) {
-			return this.delegate.inDoubt(owner, timeout);
-		}
-
-		@Override
-		public boolean supportsLeases() {
-			return true;
+			super(delegate);
 		}
 
 		@Override
@@ -446,27 +411,7 @@ class LeaseBreakerTests {
 			if (this.frozen.get()) {
 				throw new DecisionLogException("paused");
 			}
-			return this.delegate.renewLease(idPrefix, instanceId, incarnation, duration, timeout);
-		}
-
-		@Override
-		public @Nullable InstanceLease claimLease(String owner, String claimant, Duration timeout) {
-			return this.delegate.claimLease(owner, claimant, timeout);
-		}
-
-		@Override
-		public void releaseLease(String owner, String by, Duration timeout) {
-			this.delegate.releaseLease(owner, by, timeout);
-		}
-
-		@Override
-		public List<InstanceLease> leases(String idPrefix, Duration timeout) {
-			return this.delegate.leases(idPrefix, timeout);
-		}
-
-		@Override
-		public List<Decision> appInDoubt(String idPrefix, Duration timeout) {
-			return this.delegate.appInDoubt(idPrefix, timeout);
+			return super.renewLease(idPrefix, instanceId, incarnation, duration, timeout);
 		}
 
 		@Override
