@@ -59,6 +59,9 @@ public final class CrossClusterTransaction implements AutoCloseable {
 
 	private final List<Runnable> onEnd = new ArrayList<>(1);
 
+	/** Set once {@link TransactionPipeline#commitAsync} took it: only the pipeline ends it then. */
+	private volatile boolean pipelined;
+
 	private final long startedAtMs = System.currentTimeMillis();
 
 	CrossClusterTransaction(TransactionContext context, ParticipantSlot slot, String transactionId) {
@@ -527,9 +530,28 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	/**
 	 * Aborts on every enlisted cluster; nothing sent in this transaction becomes visible.
 	 * Idempotent after an abort.
-	 * @throws IllegalStateException if the transaction is already committing or committed
+	 * @throws IllegalStateException if the transaction is already committing or committed, or was
+	 *     handed to a {@link TransactionPipeline}
 	 */
 	public void abort() {
+		if (this.pipelined) {
+			throw new IllegalStateException("Transaction " + this.transactionId + " was handed to its pipeline "
+					+ "(commitAsync): only the pipeline ends it now");
+		}
+		abortNow();
+	}
+
+	/** Marks this transaction as the pipeline's: {@link #abort()} and {@link #close()} refuse it. */
+	void handToPipeline() {
+		this.pipelined = true;
+	}
+
+	/** The pipeline's abort of a transaction it was handed (an earlier one failed). */
+	void abortInPipeline() {
+		abortNow();
+	}
+
+	private void abortNow() {
 		synchronized (this) {
 			if (this.state == TransactionState.ABORTED) {
 				return;
@@ -540,12 +562,12 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	}
 
 	/**
-	 * Aborts the transaction if it is still active; does nothing otherwise. For
-	 * try-with-resources.
+	 * Aborts the transaction if it is still active and not handed to a pipeline; does nothing
+	 * otherwise. For try-with-resources.
 	 */
 	@Override
 	public void close() {
-		if (this.state == TransactionState.ACTIVE) {
+		if (this.state == TransactionState.ACTIVE && !this.pipelined) {
 			abort();
 		}
 	}

@@ -142,6 +142,7 @@ public final class TransactionPipeline implements AutoCloseable {
 			throw new IllegalStateException("Transaction " + transaction.transactionId() + " is " + transaction.state()
 					+ ", not ACTIVE");
 		}
+		transaction.handToPipeline();
 		forgetCompleted();
 		CompletableFuture<Void> outcome = new CompletableFuture<>();
 		this.submitted.add(outcome);
@@ -153,7 +154,7 @@ public final class TransactionPipeline implements AutoCloseable {
 		Throwable earlier = this.failure;
 		if (earlier != null) {
 			try {
-				transaction.abort();
+				transaction.abortInPipeline();
 			}
 			catch (RuntimeException ex) {
 				logger.warn("Abort of pipelined transaction {} after an earlier failure failed", transaction.transactionId(),
