@@ -541,8 +541,27 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		abortNow();
 	}
 
-	/** Marks this transaction as the pipeline's: {@link #abort()} and {@link #close()} refuse it. */
+	/**
+	 * Marks this transaction as the pipeline's ({@link #abort()} and {@link #close()} refuse it),
+	 * after flushing its participants on the calling thread: every record it sent is then
+	 * appended (or failed) before the caller's next transaction sends anything, so records of
+	 * consecutive transactions keep their order in every partition. A send that failed is
+	 * found by the pipeline's prepare.
+	 */
 	void handToPipeline() {
+		synchronized (this) {
+			for (Participant participant : this.enlisted.values()) {
+				if (participant.hasWork()) {
+					try {
+						participant.flush();
+					}
+					catch (RuntimeException ex) {
+						logger.debug("Flush of {} before its pipelined commit failed: {}", participant.transactionalId,
+								ex.toString());
+					}
+				}
+			}
+		}
 		this.pipelined = true;
 	}
 
