@@ -99,7 +99,8 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * {@code read_committed} readers only once the transaction commits.
 	 * @param cluster the cluster's configured name
 	 * @param record the record, already serialized
-	 * @return the send's future; it completes when the broker acknowledged the record
+	 * @return the send's future, a {@link java.util.concurrent.CompletableFuture}; it completes when the broker
+	 *     acknowledged the record (on the producer's network thread: keep dependent stages short)
 	 * @throws IllegalArgumentException if the cluster is unknown
 	 * @throws IllegalStateException if the transaction is no longer active
 	 * @throws ClusterUnavailableException if this is the transaction's first use of a cluster that
