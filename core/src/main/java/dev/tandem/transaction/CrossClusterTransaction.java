@@ -62,6 +62,9 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	/** Set once {@link TransactionPipeline#commitAsync} took it: only the pipeline ends it then. */
 	private volatile boolean pipelined;
 
+	/** A pipeline's transaction: offsets go to the group coordinator at commit, not at the call. */
+	private boolean deferOffsets;
+
 	private final long startedAtMs = System.currentTimeMillis();
 
 	CrossClusterTransaction(TransactionContext context, ParticipantSlot slot, String transactionId) {
@@ -135,7 +138,11 @@ public final class CrossClusterTransaction implements AutoCloseable {
 
 	/**
 	 * Commits a consumer's offsets within this transaction, on the cluster the consumer reads
-	 * from (so they can never land in another cluster's {@code __consumer_offsets}).
+	 * from (so they can never land in another cluster's {@code __consumer_offsets}). In a
+	 * transaction of a {@link TransactionPipeline} the offsets (with the consumer's group
+	 * metadata of now) are handed to the group coordinator when the transaction commits, on the
+	 * pipeline's thread, so the caller does not wait for it; a failure then aborts the
+	 * transaction (a rebalance in between fences the stale generation: KIP-447).
 	 * @param consumer a consumer created by or registered with the manager
 	 * @param offsets the next offsets to consume, per partition
 	 * @throws IllegalArgumentException if the consumer is not registered with a cluster
@@ -145,7 +152,12 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		String cluster = this.context.consumers().clusterOf(consumer);
 		synchronized (this) {
 			checkActive();
-			participant(cluster).sendOffsets(offsets, consumer.groupMetadata());
+			if (this.deferOffsets) {
+				participant(cluster).deferOffsets(offsets, consumer.groupMetadata());
+			}
+			else {
+				participant(cluster).sendOffsets(offsets, consumer.groupMetadata());
+			}
 		}
 	}
 
@@ -222,6 +234,11 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		}
 	}
 
+	/** Makes {@link #sendOffsets} defer its offsets to the commit (a pipeline's transaction). */
+	synchronized void deferOffsetsToCommit() {
+		this.deferOffsets = true;
+	}
+
 	/** Runs a callback once, when this transaction ends or is handed to the resolver. */
 	synchronized void onEnd(Runnable callback) {
 		this.onEnd.add(callback);
@@ -245,6 +262,9 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	public void commit() {
 		long start = System.nanoTime();
 		to(TransactionState.PREPARING);
+		if (this.deferOffsets) {
+			sendDeferredOffsets();
+		}
 		crashPoint(ProtocolStep.BEFORE_PREPARE);
 		List<Participant> working = new ArrayList<>();
 		List<Participant> empty = new ArrayList<>();
@@ -271,6 +291,18 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		to(TransactionState.DECIDED);
 		crashPoint(ProtocolStep.AFTER_DECISION);
 		commitDecided(decision, working, start);
+	}
+
+	private void sendDeferredOffsets() {
+		List<Participant> all = new ArrayList<>(this.enlisted.values());
+		try {
+			for (Participant participant : all) {
+				participant.sendDeferredOffsets();
+			}
+		}
+		catch (RuntimeException ex) {
+			throw abortAll(all, ex);
+		}
 	}
 
 	private void crashPoint(ProtocolStep step) {

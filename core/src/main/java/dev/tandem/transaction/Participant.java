@@ -34,6 +34,11 @@ final class Participant {
 
 	private int offsetCommits;
 
+	private final List<DeferredOffsets> deferred = new ArrayList<>(1);
+
+	private record DeferredOffsets(Map<TopicPartition, OffsetAndMetadata> offsets, ConsumerGroupMetadata groupMetadata) {
+	}
+
 	Participant(String cluster, String transactionalId) {
 		this.cluster = cluster;
 		this.transactionalId = transactionalId;
@@ -91,8 +96,29 @@ final class Participant {
 		this.offsetCommits++;
 	}
 
+	/**
+	 * Keeps offsets to commit in the open transaction when it commits ({@link #sendDeferredOffsets}),
+	 * so that the caller does not wait for the group coordinator's answer.
+	 */
+	void deferOffsets(Map<TopicPartition, OffsetAndMetadata> offsets, ConsumerGroupMetadata groupMetadata) {
+		if (offsets.isEmpty()) {
+			return;
+		}
+		beginIfNeeded();
+		this.deferred.add(new DeferredOffsets(Map.copyOf(offsets), groupMetadata));
+	}
+
+	/** Sends the deferred offsets, in the order they were given. */
+	void sendDeferredOffsets() {
+		for (DeferredOffsets offsets : this.deferred) {
+			producer().sendOffsetsToTransaction(offsets.offsets(), offsets.groupMetadata());
+			this.offsetCommits++;
+		}
+		this.deferred.clear();
+	}
+
 	boolean hasWork() {
-		return this.inTransaction && (!this.sends.isEmpty() || this.offsetCommits > 0);
+		return this.inTransaction && (!this.sends.isEmpty() || this.offsetCommits > 0 || !this.deferred.isEmpty());
 	}
 
 	boolean inTransaction() {
@@ -125,6 +151,7 @@ final class Participant {
 		this.inTransaction = false;
 		this.sends.clear();
 		this.offsetCommits = 0;
+		this.deferred.clear();
 	}
 
 	/**

@@ -53,6 +53,9 @@ final class ParticipantPool {
 
 	private final PendingRecoveries pendingRecoveries;
 
+	/** The participants' {@code retry.backoff.ms} unless a cluster sets one. */
+	static final int PARTICIPANT_RETRY_BACKOFF_MS = 10;
+
 	private final List<ParticipantSlot> slots = new ArrayList<>();
 
 	private final BlockingQueue<ParticipantSlot> free = new LinkedBlockingQueue<>();
@@ -83,7 +86,8 @@ final class ParticipantPool {
 	/**
 	 * Returns the configuration of a transactional producer of a cluster, without its
 	 * transactional id: idempotent, {@code acks=all}, the transaction timeout, and
-	 * {@code max.block.ms} bounded by the commit timeout unless the cluster sets it.
+	 * {@code max.block.ms} bounded by the commit timeout and {@code retry.backoff.ms} of
+	 * {@value #PARTICIPANT_RETRY_BACKOFF_MS} ms unless the cluster sets them.
 	 */
 	Map<String, Object> producerConfig(String cluster) {
 		Map<String, Object> config = this.clients.producerConfig(cluster);
@@ -92,6 +96,9 @@ final class ParticipantPool {
 		config.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, (int) this.transactionTimeout.toMillis());
 		// Bounds initTransactions, commitTransaction, abortTransaction and a send blocked on metadata.
 		config.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, this.commitTimeout.toMillis());
+		// A TxnOffsetCommit answered CONCURRENT_TRANSACTIONS (the slot's previous transaction still
+		// writing its markers) is retried after retry.backoff.ms, doubling: start at 10 ms, not 100.
+		config.putIfAbsent(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, PARTICIPANT_RETRY_BACKOFF_MS);
 		return config;
 	}
 

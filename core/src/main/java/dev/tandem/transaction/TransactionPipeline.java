@@ -120,6 +120,7 @@ public final class TransactionPipeline implements AutoCloseable {
 		try {
 			CrossClusterTransaction transaction = this.manager.begin();
 			transaction.onEnd(this.permits::release);
+			transaction.deferOffsetsToCommit();
 			return transaction;
 		}
 		catch (RuntimeException ex) {
