@@ -75,7 +75,7 @@ import dev.tandem.test.EmbeddedKafkaClusters;
  * Run from the repository root (about 7 minutes with the defaults): see {@code docs/benchmarks.md},
  * section Throughput. Options ({@code --name value}): {@code --data} flights JSON
  * ({@code sample-app/src/main/resources/data/flights-20k.json}), {@code --records} (200000),
- * {@code --rounds} (3), {@code --contenders} ({@code alo,kafka-eos,tandem,tandem-pipelined,listener}),
+ * {@code --rounds} (3), {@code --warmup-rounds} not reported, before them (1), {@code --contenders} ({@code alo,kafka-eos,tandem,tandem-pipelined,listener}),
  * {@code --client-config} settings of every contender's clients
  * ({@code max.poll.records=2000,retry.backoff.ms=10}), {@code --brokers} (3), {@code --partitions}
  * (6), {@code --live-rate} (5000), {@code --live-seconds} (3), {@code --copy-timeout} per copy
@@ -105,6 +105,8 @@ public final class ThroughputBench {
 
 	private final int rounds;
 
+	private final int warmupRounds;
+
 	private final int partitions;
 
 	private final int brokers;
@@ -124,11 +126,15 @@ public final class ThroughputBench {
 				"--client-config");
 		this.records = Integer.parseInt(option("records", "200000"));
 		this.rounds = Integer.parseInt(option("rounds", "3"));
+		this.warmupRounds = Integer.parseInt(option("warmup-rounds", "1"));
 		this.partitions = Integer.parseInt(option("partitions", "6"));
 		this.brokers = Integer.parseInt(option("brokers", "3"));
 		this.liveRate = Integer.parseInt(option("live-rate", "5000"));
 		this.liveRecords = this.liveRate * Integer.parseInt(option("live-seconds", "3"));
 		this.copyTimeout = BenchOptions.duration(option("copy-timeout", "180s"));
+		if (this.warmupRounds < 0) {
+			throw new IllegalArgumentException("--warmup-rounds must be 0 or more");
+		}
 		if (this.records < 1 || this.rounds < 1 || this.partitions < 1 || this.brokers < 1 || this.liveRate < 1
 				|| this.liveRecords < 1) {
 			throw new IllegalArgumentException(
@@ -218,15 +224,21 @@ public final class ThroughputBench {
 					for (Contender contender : this.contenders) {
 						this.results.put(contender, new ArrayList<>());
 					}
-					for (int round = 1; round <= this.rounds; round++) {
+					setup.append(String.format(Locale.ROOT,
+							"- Rounds: %d warm-up round(s) (not reported), then %d measured, contender order rotated every round%n",
+							this.warmupRounds, this.rounds));
+					for (int round = 1 - this.warmupRounds; round <= this.rounds; round++) {
 						for (int i = 0; i < this.contenders.size(); i++) {
-							int index = (i + round - 1) % this.contenders.size();
+							int index = Math.floorMod(i + round - 1, this.contenders.size());
 							Contender contender = this.contenders.get(index);
 							RoundResult result = copy(kafka, coordinator, live, flights, contender, index, round, work);
-							this.results.get(contender).add(result);
+							if (round > 0) {
+								this.results.get(contender).add(result);
+							}
 							progress(String.format(Locale.ROOT,
-									"round %d/%d %-40s %8.0f records/s  e2e p50 %4d ms p99 %4d ms  CPU %5.1f us/record  %s  (load %.2f)",
-									round, this.rounds, contender.spec(), result.recordsPerSecond(), result.latencyP50Ms(),
+									"%s %-40s %8.0f records/s  e2e p50 %4d ms p99 %4d ms  CPU %5.1f us/record  %s  (load %.2f)",
+									(round > 0) ? "round " + round + "/" + this.rounds : "warm-up " + (1 - round), contender.spec(),
+									result.recordsPerSecond(), result.latencyP50Ms(),
 									result.latencyP99Ms(), result.cpuMicrosPerRecord(), result.check(), result.load()));
 						}
 					}
@@ -272,7 +284,7 @@ public final class ThroughputBench {
 		EmbeddedKafkaCluster east = kafka.cluster(EAST);
 		EmbeddedKafkaCluster target = kafka.cluster(targetCluster);
 		short replication = (short) Math.min(3, this.brokers);
-		String name = "c" + index + "-r" + round;
+		String name = "c" + index + ((round > 0) ? "-r" + round : "-w" + (1 - round));
 		String targetTopic = "copy-" + name;
 		String liveTopic = "live-" + name;
 		east.createTopic(liveTopic, this.partitions, replication, Map.of("message.timestamp.type", "LogAppendTime"));
