@@ -72,7 +72,7 @@ import dev.tandem.test.EmbeddedKafkaClusters;
  * {@code beginTransaction}, {@code sendOffsetsToTransaction}, {@code flush} and
  * {@code commitTransaction} (kafka-clients' {@code txn-*-time-ns-total} metrics), per cluster.
  * <p>
- * Run from the repository root (about 7 minutes with the defaults): see {@code docs/benchmarks.md},
+ * Run from the repository root (about 10 minutes with the defaults): see {@code docs/benchmarks.md},
  * section Throughput. Options ({@code --name value}): {@code --data} flights JSON
  * ({@code sample-app/src/main/resources/data/flights-20k.json}), {@code --records} (200000),
  * {@code --rounds} (3), {@code --warmup-rounds} not reported, before them (1), {@code --contenders} ({@code alo,kafka-eos,tandem,tandem-pipelined,listener}),
