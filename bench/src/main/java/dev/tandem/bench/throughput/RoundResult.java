@@ -11,6 +11,7 @@ import org.jspecify.annotations.Nullable;
  * @param recordsPerSecond backlog records over the time from the copier's first poll to the
  *     reader seeing the last backlog record; 0 if the copy did not finish
  * @param cpuMicrosPerRecord process CPU time in that window per backlog record, in microseconds
+ * @param threadsPerThousand threads the process started in that window per 1,000 backlog records
  * @param latencyP50Ms median end-to-end latency of the live records, in ms (-1 without any)
  * @param latencyP99Ms 99th percentile of the same
  * @param latencyMaxMs maximum of the same
@@ -24,7 +25,8 @@ import org.jspecify.annotations.Nullable;
  * @param load the machine's 1-minute load average when the copy ended
  * @since 0.1.0
  */
-record RoundResult(int round, double recordsPerSecond, double cpuMicrosPerRecord, long latencyP50Ms,
+record RoundResult(int round, double recordsPerSecond, double cpuMicrosPerRecord, double threadsPerThousand,
+		long latencyP50Ms,
 		long latencyP99Ms, long latencyMaxMs, long expected, long read, long distinct, long unknown,
 		long transactions, Map<String, TransactionTimes> times, @Nullable String failure, double load) {
 

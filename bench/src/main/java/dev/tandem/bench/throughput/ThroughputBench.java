@@ -299,12 +299,16 @@ public final class ThroughputBench {
 		Map<String, TransactionTimes> times = Map.of();
 		double recordsPerSecond = 0;
 		double cpuPerRecord = 0;
+		double threadsPerThousand = 0;
 		try {
+			long threadsBefore = ManagementFactory.getThreadMXBean().getTotalStartedThreadCount();
 			copier.start(probe);
 			if (reader.awaitBacklog(this.copyTimeout)) {
 				double seconds = (reader.backlogSeenNanos() - probe.firstPollNanos()) / 1e9;
 				recordsPerSecond = this.records / seconds;
 				cpuPerRecord = (reader.backlogSeenCpuNanos() - probe.firstPollCpuNanos()) / 1e3 / this.records;
+				threadsPerThousand = (ManagementFactory.getThreadMXBean().getTotalStartedThreadCount() - threadsBefore)
+						* 1000.0 / this.records;
 				produceLive(live, liveTopic, flights);
 				if (!reader.awaitLive(Duration.ofSeconds(60))) {
 					failure = "live records not all visible within 60 s";
@@ -335,7 +339,7 @@ public final class ThroughputBench {
 		}
 		Histogram latency = reader.latencyMs();
 		boolean anyLatency = latency.getTotalCount() > 0;
-		RoundResult result = new RoundResult(round, recordsPerSecond, cpuPerRecord,
+		RoundResult result = new RoundResult(round, recordsPerSecond, cpuPerRecord, threadsPerThousand,
 				anyLatency ? latency.getValueAtPercentile(50) : -1, anyLatency ? latency.getValueAtPercentile(99) : -1,
 				anyLatency ? latency.getMaxValue() : -1, (long) this.records + this.liveRecords, reader.total(),
 				reader.distinct(), reader.unknown(), probe.transactions(), times, failure, loadAverage());

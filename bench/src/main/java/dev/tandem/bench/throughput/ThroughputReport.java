@@ -38,8 +38,8 @@ final class ThroughputReport {
 		double aloMedian = (atLeastOnce != null) ? median(results.get(atLeastOnce), RoundResult::recordsPerSecond) : 0;
 		double kafkaMedian = (kafka != null) ? median(results.get(kafka), RoundResult::recordsPerSecond) : 0;
 		out.append("| contender | settings | records/s | × (a) | × (b) | e2e p50 ms | e2e p99 ms | CPU µs/record "
-				+ "| records/txn | count check | records/s per round |\n");
-		out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
+				+ "| threads/1k records | records/txn | count check | records/s per round |\n");
+		out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
 		results.forEach((contender, rounds) -> {
 			double recordsPerSecond = median(rounds, RoundResult::recordsPerSecond);
 			long exact = rounds.stream().filter(RoundResult::exact).count();
@@ -48,10 +48,10 @@ final class ThroughputReport {
 			String check = (exact == rounds.size()) ? "exact " + exact + "/" + rounds.size()
 					: rounds.stream().filter((r) -> !r.exact()).map((r) -> "r" + r.round() + ": " + r.check())
 						.collect(Collectors.joining("; "));
-			out.append(String.format(Locale.ROOT, "| %s | `%s` | %,.0f | %s | %s | %.0f | %.0f | %.1f | %s | %s | %s |%n",
+			out.append(String.format(Locale.ROOT, "| %s | `%s` | %,.0f | %s | %s | %.0f | %.0f | %.1f | %.1f | %s | %s | %s |%n",
 					contender.title(), contender.spec(), recordsPerSecond, ratio(recordsPerSecond, aloMedian),
 					ratio(recordsPerSecond, kafkaMedian), median(rounds, (r) -> r.latencyP50Ms()),
-					median(rounds, (r) -> r.latencyP99Ms()), median(rounds, RoundResult::cpuMicrosPerRecord),
+					median(rounds, (r) -> r.latencyP99Ms()), median(rounds, RoundResult::cpuMicrosPerRecord), median(rounds, RoundResult::threadsPerThousand),
 					(transactions > 0) ? String.format(Locale.ROOT, "%.0f", (double) records / transactions) : "-",
 					check, rounds.stream().map((r) -> String.format(Locale.ROOT, "%,.0f", r.recordsPerSecond()))
 						.collect(Collectors.joining(" / "))));
@@ -65,7 +65,8 @@ final class ThroughputReport {
 				+ "median to the at-least-once copy's and to Kafka's single-cluster exactly-once copy's of the same run. "
 				+ "e2e: live records, the source broker's append time to read_committed visibility on the target, "
 				+ "median over rounds of each round's p50 and p99. CPU: the whole process (6 brokers, 2 controllers, "
-				+ "copier, reader) over the throughput window, per backlog record. records/txn: records copied (backlog "
+				+ "copier, reader) over the throughput window, per backlog record. threads/1k records: threads the process started in that window (copier, clients, Spring, "
+				+ "JDK pools; ThreadMXBean) per 1,000 backlog records, including the copy's start. records/txn: records copied (backlog "
 				+ "and live) per transaction committed (for (a) per poll, for (e) per listener call). count check: the "
 				+ "target read read_committed up to its last stable offset holds every backlog and live record exactly "
 				+ "once, in how many rounds.\n\n");
