@@ -473,7 +473,23 @@ public class TandemProperties {
 		 */
 		private FailedRecordAction failedRecord = FailedRecordAction.STOP;
 
+		/**
+		 * Transactions in flight per batch listener consumer: with 2 or more, a delivery's
+		 * transaction commits while the container delivers the next records (in order; a
+		 * failed commit rewinds the consumer and delivers again). 1 commits each delivery
+		 * before the listener returns. At most tandem.transaction.slots.
+		 */
+		private int pipelineDepth = 2;
+
 		private final DeadLetter deadLetter = new DeadLetter();
+
+		public int getPipelineDepth() {
+			return this.pipelineDepth;
+		}
+
+		public void setPipelineDepth(int pipelineDepth) {
+			this.pipelineDepth = pipelineDepth;
+		}
 
 		public int getAttempts() {
 			return this.attempts;

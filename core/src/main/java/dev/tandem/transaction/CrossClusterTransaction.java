@@ -59,6 +59,9 @@ public final class CrossClusterTransaction implements AutoCloseable {
 
 	private final List<Runnable> onEnd = new ArrayList<>(1);
 
+	/** Set once {@link TransactionPipeline#commitAsync} took it: only the pipeline ends it then. */
+	private volatile boolean pipelined;
+
 	private final long startedAtMs = System.currentTimeMillis();
 
 	CrossClusterTransaction(TransactionContext context, ParticipantSlot slot, String transactionId) {
@@ -96,7 +99,8 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * {@code read_committed} readers only once the transaction commits.
 	 * @param cluster the cluster's configured name
 	 * @param record the record, already serialized
-	 * @return the send's future; it completes when the broker acknowledged the record
+	 * @return the send's future, a {@link java.util.concurrent.CompletableFuture}; it completes when the broker
+	 *     acknowledged the record (on the producer's network thread: keep dependent stages short)
 	 * @throws IllegalArgumentException if the cluster is unknown
 	 * @throws IllegalStateException if the transaction is no longer active
 	 * @throws ClusterUnavailableException if this is the transaction's first use of a cluster that
@@ -527,9 +531,47 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	/**
 	 * Aborts on every enlisted cluster; nothing sent in this transaction becomes visible.
 	 * Idempotent after an abort.
-	 * @throws IllegalStateException if the transaction is already committing or committed
+	 * @throws IllegalStateException if the transaction is already committing or committed, or was
+	 *     handed to a {@link TransactionPipeline}
 	 */
 	public void abort() {
+		if (this.pipelined) {
+			throw new IllegalStateException("Transaction " + this.transactionId + " was handed to its pipeline "
+					+ "(commitAsync): only the pipeline ends it now");
+		}
+		abortNow();
+	}
+
+	/**
+	 * Marks this transaction as the pipeline's ({@link #abort()} and {@link #close()} refuse it),
+	 * after flushing its participants on the calling thread: every record it sent is then
+	 * appended (or failed) before the caller's next transaction sends anything, so records of
+	 * consecutive transactions keep their order in every partition. A send that failed is
+	 * found by the pipeline's prepare.
+	 */
+	void handToPipeline() {
+		synchronized (this) {
+			for (Participant participant : this.enlisted.values()) {
+				if (participant.hasWork()) {
+					try {
+						participant.flush();
+					}
+					catch (RuntimeException ex) {
+						logger.debug("Flush of {} before its pipelined commit failed: {}", participant.transactionalId,
+								ex.toString());
+					}
+				}
+			}
+		}
+		this.pipelined = true;
+	}
+
+	/** The pipeline's abort of a transaction it was handed (an earlier one failed). */
+	void abortInPipeline() {
+		abortNow();
+	}
+
+	private void abortNow() {
 		synchronized (this) {
 			if (this.state == TransactionState.ABORTED) {
 				return;
@@ -540,12 +582,12 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	}
 
 	/**
-	 * Aborts the transaction if it is still active; does nothing otherwise. For
-	 * try-with-resources.
+	 * Aborts the transaction if it is still active and not handed to a pipeline; does nothing
+	 * otherwise. For try-with-resources.
 	 */
 	@Override
 	public void close() {
-		if (this.state == TransactionState.ACTIVE) {
+		if (this.state == TransactionState.ACTIVE && !this.pipelined) {
 			abort();
 		}
 	}

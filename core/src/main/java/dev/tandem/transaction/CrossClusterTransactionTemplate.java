@@ -1,6 +1,7 @@
 package dev.tandem.transaction;
 
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
 
 import org.jspecify.annotations.Nullable;
@@ -176,6 +177,76 @@ public final class CrossClusterTransactionTemplate {
 			}
 			CURRENT.set(suspended);
 		}
+	}
+
+	/**
+	 * Runs work in a new transaction begun on a pipeline and hands it to
+	 * {@link TransactionPipeline#commitAsync} instead of committing it here: the caller goes on
+	 * while it commits. The transaction is bound to the thread while the work runs, so that
+	 * {@link #currentTransaction()} and joined scopes see it. A failure the rollback rule lets
+	 * commit is committed and waited for before it is rethrown, as {@link #executeChecked} does.
+	 * @param <T> result type
+	 * @param <E> checked exception type
+	 * @param pipeline the pipeline, confined to the calling thread
+	 * @param work the work
+	 * @return the work's result and the commit's outcome
+	 * @throws E as thrown by the work, after the abort (or commit, per the rollback rule)
+	 * @throws TransactionAbortedException if a joined scope marked it rollback-only
+	 * @throws IllegalStateException if a transaction is already bound to this thread
+	 */
+	public <T, E extends Throwable> Pipelined<T> executePipelined(TransactionPipeline pipeline,
+			TransactionCallback<T, E> work) throws E {
+		Scope bound = CURRENT.get();
+		if (bound != null) {
+			throw new IllegalStateException("Transaction " + bound.transaction.transactionId()
+					+ " is bound to this thread: a pipelined transaction must be the outermost");
+		}
+		CrossClusterTransaction transaction = pipeline.begin();
+		Scope scope = new Scope(transaction);
+		CURRENT.set(scope);
+		boolean handedOver = false;
+		try {
+			T result;
+			try {
+				result = work.doInTransaction(transaction);
+			}
+			catch (Throwable ex) {
+				if (this.rollbackOn.test(ex) || scope.rollbackOnly) {
+					transaction.abort();
+				}
+				else {
+					handedOver = true;
+					pipeline.commitAsync(transaction);
+					pipeline.drain();
+				}
+				throw ex;
+			}
+			if (scope.rollbackOnly) {
+				transaction.abort();
+				throw new TransactionAbortedException("Transaction " + transaction.transactionId()
+						+ " was marked rollback-only by a joined scope and has been aborted", null);
+			}
+			CompletableFuture<Void> outcome = pipeline.commitAsync(transaction);
+			handedOver = true;
+			return new Pipelined<>(result, transaction, outcome);
+		}
+		finally {
+			// once handed over, the transaction is the pipeline thread's: never abort it from here
+			if (!handedOver && transaction.state() == TransactionState.ACTIVE) {
+				transaction.abort();
+			}
+			CURRENT.set(null);
+		}
+	}
+
+	/**
+	 * What {@link #executePipelined} started.
+	 * @param <T> result type
+	 * @param result the work's result
+	 * @param transaction the transaction, committing
+	 * @param outcome completes as {@link TransactionPipeline#commitAsync} says
+	 */
+	public record Pipelined<T>(T result, CrossClusterTransaction transaction, CompletableFuture<Void> outcome) {
 	}
 
 	private static void commit(Scope scope) {

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -61,9 +62,22 @@ final class Participant {
 		}
 	}
 
+	/**
+	 * Sends within the open transaction. The returned future is a {@link CompletableFuture}
+	 * completed by the producer's callback (on its network thread), so callers can compose on it
+	 * without a thread of their own per record.
+	 */
 	Future<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {
 		beginIfNeeded();
-		Future<RecordMetadata> future = producer().send(record);
+		CompletableFuture<RecordMetadata> future = new CompletableFuture<>();
+		producer().send(record, (metadata, exception) -> {
+			if (exception != null) {
+				future.completeExceptionally(exception);
+			}
+			else {
+				future.complete(metadata);
+			}
+		});
 		this.sends.add(future);
 		return future;
 	}

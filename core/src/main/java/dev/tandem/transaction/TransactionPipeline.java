@@ -22,7 +22,11 @@ import org.slf4j.LoggerFactory;
  * adds offsets) while transaction N commits on another participant slot, on this pipeline's own
  * committing thread. Up to {@link #depth()} transactions are open or committing at once.
  * <p>
- * Order is kept: the committing thread runs each transaction's whole commit (prepare, decision,
+ * Order is kept. {@link #commitAsync} first flushes the transaction's producers on the calling
+ * thread, so its records are appended before the next transaction sends any (records of
+ * consecutive transactions keep their order in each partition, as one producer's would); only
+ * the rest of the commit overlaps the next transaction's execution. The committing thread runs
+ * each transaction's commit (prepare, decision,
  * commits on every cluster) after the previous one's ended, so N+1 is decided only after N's
  * decision is durable, and on every cluster N+1's commit lands after N's (offset commits of
  * one group are last-writer-wins in {@code __consumer_offsets}: a later transaction's offsets
@@ -125,8 +129,9 @@ public final class TransactionPipeline implements AutoCloseable {
 	}
 
 	/**
-	 * Commits a transaction of this pipeline after every transaction committed before it; returns
-	 * at once. The caller must not use the transaction any more.
+	 * Commits a transaction of this pipeline after every transaction committed before it. Returns
+	 * once its records are flushed (acknowledged or failed), without waiting for the decision or
+	 * the commits. The caller must not use the transaction any more.
 	 * @param transaction an active transaction from {@link #begin()}
 	 * @return completes normally once the transaction committed on every cluster; exceptionally
 	 *     with {@link TransactionAbortedException} (nothing visible; a
@@ -142,6 +147,7 @@ public final class TransactionPipeline implements AutoCloseable {
 			throw new IllegalStateException("Transaction " + transaction.transactionId() + " is " + transaction.state()
 					+ ", not ACTIVE");
 		}
+		transaction.handToPipeline();
 		forgetCompleted();
 		CompletableFuture<Void> outcome = new CompletableFuture<>();
 		this.submitted.add(outcome);
@@ -153,7 +159,7 @@ public final class TransactionPipeline implements AutoCloseable {
 		Throwable earlier = this.failure;
 		if (earlier != null) {
 			try {
-				transaction.abort();
+				transaction.abortInPipeline();
 			}
 			catch (RuntimeException ex) {
 				logger.warn("Abort of pipelined transaction {} after an earlier failure failed", transaction.transactionId(),

@@ -77,6 +77,9 @@ class ChaosTests {
 	/** Records per poll, so per transaction at most. */
 	private static final int MAX_POLL = 20;
 
+	/** Transaction slots of a router: two for the pipeline (depth 2), one to spare. */
+	private static final int SLOTS = 3;
+
 	private static final Duration TIMEOUT = Duration.ofMinutes(3);
 
 	private static final Duration POLL = Duration.ofMillis(200);
@@ -704,7 +707,8 @@ class ChaosTests {
 					"--tandem.clusters.east.consumer.group.instance.id=" + instance,
 					// A static member that never returns keeps its partitions until its session times out.
 					"--tandem.clusters.east.consumer.session.timeout.ms=6000",
-					"--tandem.transaction.slots=1", "--tandem.transaction.instance-id=" + instance,
+					// pipelined as by default (tandem.listener.pipeline-depth=2), with a slot to spare
+					"--tandem.transaction.slots=" + SLOTS, "--tandem.transaction.instance-id=" + instance,
 					// A restart after kill -9 waits at most this long for its previous run's lease.
 					"--tandem.transaction.lease-timeout=3s",
 					"--flights.group=" + this.group, "--flights.run-id=" + this.runId,
@@ -769,13 +773,17 @@ class ChaosTests {
 		 */
 		private void awaitBrokersAbortedTransactions() {
 			for (String cluster : List.of(Regions.EAST, Regions.WEST)) {
-				String transactionalId = "flight-router." + cluster + "." + this.instanceId + ".0";
-				await().atMost(TIMEOUT).pollInterval(POLL).until(() -> {
-					TransactionDescription description = env.admin(cluster).describeTransactions(List.of(transactionalId))
-						.description(transactionalId).get(30, TimeUnit.SECONDS);
-					return !EnumSet.of(TransactionState.ONGOING, TransactionState.PREPARE_ABORT,
-							TransactionState.PREPARE_COMMIT).contains(description.state());
-				});
+				for (int slot = 0; slot < SLOTS; slot++) {
+					String transactionalId = "flight-router." + cluster + "." + this.instanceId + "." + slot;
+					await().atMost(TIMEOUT).pollInterval(POLL).until(() -> {
+						TransactionDescription description = env.admin(cluster)
+							.describeTransactions(List.of(transactionalId))
+							.description(transactionalId)
+							.get(30, TimeUnit.SECONDS);
+						return !EnumSet.of(TransactionState.ONGOING, TransactionState.PREPARE_ABORT,
+								TransactionState.PREPARE_COMMIT).contains(description.state());
+					});
+				}
 			}
 		}
 

@@ -89,6 +89,10 @@ public class TandemKafkaBeansRegistrar extends ClusterBeanRegistrar {
 			// Nor by a Kafka transaction manager of spring.kafka.producer.transaction-id-prefix: one cluster's.
 			factory.getContainerProperties().setKafkaAwareTransactionManager(null);
 			factory.getContainerProperties().setTransactionManager(null);
+			// A pipelined commit that failed while no record comes is noticed at the idle event (ListenerPipelines).
+			if (factory.getContainerProperties().getIdleEventInterval() == null) {
+				factory.getContainerProperties().setIdleEventInterval(1000L);
+			}
 			TandemListenerInterceptor interceptor = new TandemListenerInterceptor(cluster, manager);
 			factory.setRecordInterceptor(interceptor);
 			factory.setBatchInterceptor(interceptor);

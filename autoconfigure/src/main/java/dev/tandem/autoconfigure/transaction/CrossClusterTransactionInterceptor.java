@@ -45,13 +45,15 @@ public class CrossClusterTransactionInterceptor implements MethodInterceptor {
 
 	private final TandemTransactionObserver observer;
 
+	private final @Nullable ListenerPipelines pipelines;
+
 	/**
 	 * Creates an interceptor with the default failed-record policy, no dead-letter topics and no
 	 * observation.
 	 * @param template the template with default settings
 	 */
 	public CrossClusterTransactionInterceptor(CrossClusterTransactionTemplate template) {
-		this(template, FailedRecordPolicy.DEFAULT, null, TandemTransactionObserver.NONE);
+		this(template, FailedRecordPolicy.DEFAULT, null, TandemTransactionObserver.NONE, null);
 	}
 
 	/**
@@ -60,13 +62,17 @@ public class CrossClusterTransactionInterceptor implements MethodInterceptor {
 	 * @param failedRecords what a listener does with a record that keeps failing
 	 * @param deadLetters publishes failed records, or null if there is no dead-letter topic
 	 * @param observer observes every new transaction
+	 * @param pipelines the listeners' pipelines, or null to commit each delivery before the
+	 *     listener returns
 	 */
 	public CrossClusterTransactionInterceptor(CrossClusterTransactionTemplate template, FailedRecordPolicy failedRecords,
-			@Nullable DeadLetterPublisher deadLetters, TandemTransactionObserver observer) {
+			@Nullable DeadLetterPublisher deadLetters, TandemTransactionObserver observer,
+			@Nullable ListenerPipelines pipelines) {
 		this.template = template;
 		this.failedRecords = failedRecords;
 		this.deadLetters = deadLetters;
 		this.observer = observer;
+		this.pipelines = pipelines;
 	}
 
 	@Override
@@ -94,7 +100,7 @@ public class CrossClusterTransactionInterceptor implements MethodInterceptor {
 		}
 		try {
 			return new ListenerTransactions(template, rollbackOn, this.failedRecords, this.deadLetters, this.observer,
-					listener, (ProxyMethodInvocation) invocation).run();
+					listener, this.pipelines, (ProxyMethodInvocation) invocation).run();
 		}
 		catch (InDoubtTransactionException ex) {
 			return awaitListenerOutcome(ex);

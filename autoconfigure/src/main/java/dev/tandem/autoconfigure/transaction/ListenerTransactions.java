@@ -61,6 +61,8 @@ final class ListenerTransactions {
 
 	private final ListenerInvocation delivery;
 
+	private final @Nullable ListenerPipelines pipelines;
+
 	private final ProxyMethodInvocation invocation;
 
 	private final Object[] arguments;
@@ -70,8 +72,9 @@ final class ListenerTransactions {
 
 	ListenerTransactions(CrossClusterTransactionTemplate template, Predicate<Throwable> rollbackOn,
 			FailedRecordPolicy policy, @Nullable DeadLetterPublisher deadLetters, TandemTransactionObserver observer,
-			ListenerInvocation delivery, ProxyMethodInvocation invocation) {
+			ListenerInvocation delivery, @Nullable ListenerPipelines pipelines, ProxyMethodInvocation invocation) {
 		this.template = template;
+		this.pipelines = pipelines;
 		this.observer = observer;
 		this.rollbackOn = rollbackOn;
 		this.policy = policy;
@@ -90,8 +93,28 @@ final class ListenerTransactions {
 	 */
 	@Nullable Object run() throws Throwable {
 		int size = this.delivery.records().size();
+		// Batch listeners only: a record listener's next records of the same poll would still be
+		// delivered after a rewind, so it commits each record before the next one.
+		ListenerPipelines.ConsumerPipeline pipeline = (this.pipelines != null && this.pipelines.enabled() && size > 0
+				&& this.delivery.batch()) ? this.pipelines.of(this.delivery.consumer()) : null;
 		try {
-			Attempt whole = attempt(0, size);
+			Attempt whole;
+			if (pipeline != null) {
+				if (pipeline.rewindIfFailed(this.delivery.consumer(), this.delivery.records())) {
+					return null; // an earlier transaction failed: these records come again after its own
+				}
+				whole = pipelinedAttempt(pipeline);
+				if (whole.failure == null) {
+					return whole.result;
+				}
+				// the listener failed: the transactions before this delivery first, then narrowing
+				if (pipeline.drainAndRewind(this.delivery.consumer(), this.delivery.records())) {
+					return null;
+				}
+			}
+			else {
+				whole = attempt(0, size);
+			}
 			if (whole.failure == null) {
 				return whole.result;
 			}
@@ -244,6 +267,48 @@ final class ListenerTransactions {
 			}));
 			this.settled = Math.max(this.settled, to);
 			return new Attempt(result, null);
+		}
+		catch (Throwable ex) {
+			if (ex == listenerFailure[0] && this.rollbackOn.test(ex)) {
+				logger.debug("Listener on cluster '{}' failed on {} record(s) from {}-{}@{}: {}", this.delivery.cluster(),
+						records.size(), records.get(0).topic(), records.get(0).partition(), records.get(0).offset(),
+						String.valueOf(ex));
+				return new Attempt(null, ex);
+			}
+			throw ex;
+		}
+	}
+
+	/**
+	 * Runs the whole delivery in a transaction of the consumer's pipeline, which commits it
+	 * while the container delivers the next records.
+	 * @return the result, or the listener's failure when it aborted the transaction
+	 * @throws Throwable as {@link #attempt(int, int)}
+	 */
+	private Attempt pipelinedAttempt(ListenerPipelines.ConsumerPipeline pipeline) throws Throwable {
+		List<ConsumerRecord<?, ?>> records = this.delivery.records();
+		Object[] arguments = slice(0, records.size());
+		Throwable[] listenerFailure = new Throwable[1];
+		try {
+			CrossClusterTransactionTemplate.Pipelined<Object> pipelined = ObservedTransactions.executePipelined(
+					this.observer, this.template, pipeline.pipeline(), (CrossClusterTransaction transaction) -> {
+				Object value;
+				try {
+					MethodInvocation call = this.invocation.invocableClone(arguments);
+					value = call.proceed();
+				}
+				catch (Throwable ex) {
+					listenerFailure[0] = ex;
+					throw ex;
+				}
+				if (transaction != null) {
+					transaction.sendOffsets(this.delivery.consumer(), ListenerInvocation.nextOffsets(records));
+				}
+				return value;
+			});
+			pipeline.submitted(records, pipelined.outcome());
+			this.settled = records.size();
+			return new Attempt(pipelined.result(), null);
 		}
 		catch (Throwable ex) {
 			if (ex == listenerFailure[0] && this.rollbackOn.test(ex)) {

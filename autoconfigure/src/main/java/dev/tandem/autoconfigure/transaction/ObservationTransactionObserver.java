@@ -116,6 +116,8 @@ public class ObservationTransactionObserver implements TandemTransactionObserver
 
 		private @Nullable CrossClusterTransaction transaction;
 
+		private boolean detached;
+
 		ObservedTransaction(Observation observation, Observation.Scope scope) {
 			this.observation = observation;
 			this.scope = scope;
@@ -145,8 +147,18 @@ public class ObservationTransactionObserver implements TandemTransactionObserver
 			if (transaction != null) {
 				ObservationTransactionObserver.this.byTransaction.remove(transaction.transactionId());
 			}
-			this.scope.close();
+			if (!this.detached) {
+				this.scope.close();
+			}
 			this.observation.stop();
+		}
+
+		@Override
+		public void detach() {
+			if (!this.detached) {
+				this.detached = true;
+				this.scope.close();
+			}
 		}
 
 	}

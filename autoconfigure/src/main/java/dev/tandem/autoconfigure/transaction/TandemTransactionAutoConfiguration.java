@@ -203,6 +203,20 @@ public class TandemTransactionAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
+	ListenerPipelines tandemListenerPipelines(CrossClusterTransactionManager manager, TandemProperties properties) {
+		int depth = properties.getListener().getPipelineDepth();
+		int slots = properties.getTransaction().getSlots();
+		if (depth < 1 || depth > slots) {
+			throw new TandemConfigurationException("tandem.listener.pipeline-depth", "tandem.listener.pipeline-depth is "
+					+ depth + " but must be between 1 and tandem.transaction.slots (" + slots + "): each transaction in "
+					+ "flight holds a slot.", "Set tandem.listener.pipeline-depth to 1 (no pipelining) up to " + slots
+							+ " (2 by default), or raise tandem.transaction.slots.");
+		}
+		return new ListenerPipelines(manager, depth, properties.getListener().getBackOff());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
 	FailedRecordPolicy tandemFailedRecordPolicy(TandemProperties properties, TandemClusters clusters) {
 		TandemProperties.Listener listener = properties.getListener();
 		if (listener.getAttempts() < 1) {
@@ -233,12 +247,12 @@ public class TandemTransactionAutoConfiguration {
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	static Advisor crossClusterTransactionAdvisor(ObjectProvider<CrossClusterTransactionTemplate> template,
 			ObjectProvider<FailedRecordPolicy> failedRecords, ObjectProvider<TandemTransactionObserver> observer,
-			org.springframework.beans.factory.BeanFactory beanFactory) {
+			ObjectProvider<ListenerPipelines> pipelines, org.springframework.beans.factory.BeanFactory beanFactory) {
 		ComposablePointcut pointcut = new ComposablePointcut(
 				new AnnotationMatchingPointcut(CrossClusterTransactional.class, true))
 			.union(AnnotationMatchingPointcut.forMethodAnnotation(CrossClusterTransactional.class));
 		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(pointcut,
-				new LazyInterceptor(template, failedRecords, observer, beanFactory));
+				new LazyInterceptor(template, failedRecords, observer, pipelines, beanFactory));
 		advisor.setOrder(org.springframework.core.Ordered.LOWEST_PRECEDENCE - 100);
 		return advisor;
 	}
@@ -255,16 +269,19 @@ public class TandemTransactionAutoConfiguration {
 
 		private final ObjectProvider<TandemTransactionObserver> observer;
 
+		private final ObjectProvider<ListenerPipelines> pipelines;
+
 		private final org.springframework.beans.factory.BeanFactory beanFactory;
 
 		private volatile CrossClusterTransactionInterceptor delegate;
 
 		LazyInterceptor(ObjectProvider<CrossClusterTransactionTemplate> template,
 				ObjectProvider<FailedRecordPolicy> failedRecords, ObjectProvider<TandemTransactionObserver> observer,
-				org.springframework.beans.factory.BeanFactory beanFactory) {
+				ObjectProvider<ListenerPipelines> pipelines, org.springframework.beans.factory.BeanFactory beanFactory) {
 			this.template = template;
 			this.failedRecords = failedRecords;
 			this.observer = observer;
+			this.pipelines = pipelines;
 			this.beanFactory = beanFactory;
 		}
 
@@ -276,7 +293,7 @@ public class TandemTransactionAutoConfiguration {
 				DeadLetterPublisher deadLetters = (policy.action() == TandemProperties.Listener.FailedRecordAction.DEAD_LETTER)
 						? new DeadLetterPublisher(policy, this::template) : null;
 				interceptor = new CrossClusterTransactionInterceptor(this.template.getObject(), policy, deadLetters,
-						this.observer.getIfAvailable(() -> TandemTransactionObserver.NONE));
+						this.observer.getIfAvailable(() -> TandemTransactionObserver.NONE), this.pipelines.getIfAvailable());
 				this.delegate = interceptor;
 			}
 			return interceptor.invoke(invocation);

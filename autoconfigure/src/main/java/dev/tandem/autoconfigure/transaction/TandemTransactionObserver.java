@@ -77,6 +77,14 @@ public interface TandemTransactionObserver {
 		void ended(Outcome outcome, @Nullable Throwable failure);
 
 		/**
+		 * Stops being current on the calling thread while the transaction goes on elsewhere (a
+		 * pipelined commit): {@link #ended} and {@link #close()} may then be called from the
+		 * thread that learns the outcome. Called at most once, on the thread that started it.
+		 */
+		default void detach() {
+		}
+
+		/**
 		 * Stops observing.
 		 */
 		@Override

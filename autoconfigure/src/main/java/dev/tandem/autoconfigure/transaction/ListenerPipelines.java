@@ -1,0 +1,254 @@
+package dev.tandem.autoconfigure.transaction;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.context.ApplicationListener;
+import org.springframework.kafka.event.ConsumerStoppingEvent;
+import org.springframework.kafka.event.KafkaEvent;
+import org.springframework.kafka.event.ListenerContainerIdleEvent;
+
+import dev.tandem.transaction.CrossClusterTransactionManager;
+import dev.tandem.transaction.HeuristicOutcomeException;
+import dev.tandem.transaction.TransactionPipeline;
+
+/**
+ * Pipelined transactions of {@code @CrossClusterTransactional} batch listeners
+ * ({@code tandem.listener.pipeline-depth}): a delivery's transaction commits on its consumer's
+ * {@link TransactionPipeline} while the container already polls and delivers the next records,
+ * in order (see {@link TransactionPipeline}). A commit that fails is noticed at the consumer's
+ * next delivery, or at its next idle event when no record comes: then every partition of the
+ * failed transaction, of the transactions after it (aborted undecided) and of the delivery at
+ * hand is sought back to its first offset not committed, and those records are delivered again;
+ * nothing is ever committed past a record that did not commit. A heuristic outcome is reported
+ * and not delivered again (that would duplicate the clusters that committed). A failing
+ * listener first waits for the transactions before it, then its delivery is narrowed
+ * synchronously as without pipelining.
+ * <p>
+ * Thread-safety: one pipeline per consumer, used only on that consumer's thread (deliveries,
+ * and the idle and stopping events, which Spring Kafka publishes on the consumer thread).
+ *
+ * @since 0.1.0
+ */
+public final class ListenerPipelines implements ApplicationListener<KafkaEvent>, DisposableBean {
+
+	private static final Logger logger = LoggerFactory.getLogger(ListenerPipelines.class);
+
+	private final CrossClusterTransactionManager manager;
+
+	private final int depth;
+
+	private final Duration backOff;
+
+	private final Map<Consumer<?, ?>, ConsumerPipeline> pipelines = Collections.synchronizedMap(new IdentityHashMap<>());
+
+	/**
+	 * Creates the pipelines.
+	 * @param manager the manager
+	 * @param depth transactions in flight per consumer, 1 (no pipelining) or more
+	 * @param backOff pause before records are delivered again after a second failure in a row
+	 */
+	public ListenerPipelines(CrossClusterTransactionManager manager, int depth, Duration backOff) {
+		this.manager = manager;
+		this.depth = depth;
+		this.backOff = backOff;
+	}
+
+	/**
+	 * Returns the depth.
+	 * @return transactions in flight per consumer
+	 */
+	public int depth() {
+		return this.depth;
+	}
+
+	boolean enabled() {
+		return this.depth > 1;
+	}
+
+	ConsumerPipeline of(Consumer<?, ?> consumer) {
+		return this.pipelines.computeIfAbsent(consumer,
+				(c) -> new ConsumerPipeline(this.manager.pipeline(this.depth), this.backOff));
+	}
+
+	@Override
+	public void onApplicationEvent(KafkaEvent event) {
+		if (event instanceof ListenerContainerIdleEvent idle && idle.getConsumer() != null) {
+			ConsumerPipeline pipeline = this.pipelines.get(idle.getConsumer());
+			if (pipeline != null) {
+				pipeline.rewindIfFailed(idle.getConsumer(), List.of());
+			}
+		}
+		else if (event instanceof ConsumerStoppingEvent stopping && stopping.getConsumer() != null) {
+			ConsumerPipeline pipeline = this.pipelines.remove(stopping.getConsumer());
+			if (pipeline != null) {
+				pipeline.drainAndRewind(stopping.getConsumer(), List.of());
+				pipeline.close();
+			}
+		}
+	}
+
+	/** Drains and closes every pipeline (the manager closes after). */
+	@Override
+	public void destroy() {
+		List<ConsumerPipeline> open;
+		synchronized (this.pipelines) {
+			open = new ArrayList<>(this.pipelines.values());
+			this.pipelines.clear();
+		}
+		open.forEach(ConsumerPipeline::close);
+	}
+
+	/** One consumer's pipeline and its transactions in flight, in delivery order. */
+	static final class ConsumerPipeline {
+
+		private final TransactionPipeline pipeline;
+
+		private final Duration backOff;
+
+		private final Deque<Flight> flights = new ArrayDeque<>();
+
+		private int failuresInARow;
+
+		ConsumerPipeline(TransactionPipeline pipeline, Duration backOff) {
+			this.pipeline = pipeline;
+			this.backOff = backOff;
+		}
+
+		TransactionPipeline pipeline() {
+			return this.pipeline;
+		}
+
+		/** A delivery's transaction is committing. */
+		void submitted(List<ConsumerRecord<?, ?>> delivery, CompletableFuture<Void> outcome) {
+			this.flights.add(new Flight(firstOffsets(delivery), outcome));
+		}
+
+		/**
+		 * Forgets committed transactions; if the earliest one still known failed, rewinds.
+		 * @return true if the consumer was rewound: the delivery at hand must not be processed
+		 */
+		boolean rewindIfFailed(Consumer<?, ?> consumer, List<ConsumerRecord<?, ?>> delivery) {
+			while (!this.flights.isEmpty() && this.flights.peek().outcome.isDone()
+					&& !this.flights.peek().outcome.isCompletedExceptionally()) {
+				this.flights.poll();
+				this.failuresInARow = 0;
+			}
+			Flight head = this.flights.peek();
+			if (head == null || !head.outcome.isCompletedExceptionally()) {
+				return false;
+			}
+			rewind(consumer, delivery);
+			return true;
+		}
+
+		/**
+		 * Waits for every transaction in flight; rewinds if one failed.
+		 * @return true if the consumer was rewound
+		 */
+		boolean drainAndRewind(Consumer<?, ?> consumer, List<ConsumerRecord<?, ?>> delivery) {
+			try {
+				this.pipeline.drain();
+			}
+			catch (RuntimeException ex) {
+				// known from the flights' outcomes
+			}
+			if (this.flights.stream().noneMatch((flight) -> flight.outcome.isCompletedExceptionally())) {
+				this.flights.clear();
+				this.failuresInARow = 0;
+				return false;
+			}
+			rewind(consumer, delivery);
+			return true;
+		}
+
+		private void rewind(Consumer<?, ?> consumer, List<ConsumerRecord<?, ?>> delivery) {
+			try {
+				this.pipeline.drain();
+			}
+			catch (RuntimeException ex) {
+				// known from the flights' outcomes
+			}
+			Map<TopicPartition, Long> rewind = new LinkedHashMap<>();
+			Throwable first = null;
+			for (Flight flight : this.flights) {
+				if (!flight.outcome.isCompletedExceptionally()) {
+					continue;
+				}
+				Throwable cause = cause(flight.outcome);
+				if (first == null) {
+					first = cause;
+				}
+				if (cause instanceof HeuristicOutcomeException) {
+					logger.error("A listener transaction ended with a HEURISTIC outcome (some clusters committed, others "
+							+ "aborted); its records are not delivered again: {}", cause.getMessage());
+					continue;
+				}
+				flight.first.forEach(rewind::putIfAbsent);
+			}
+			firstOffsets(delivery).forEach(rewind::putIfAbsent);
+			this.flights.clear();
+			Set<TopicPartition> assigned = consumer.assignment();
+			rewind.forEach((partition, offset) -> {
+				if (assigned.contains(partition)) {
+					consumer.seek(partition, offset);
+				}
+			});
+			this.failuresInARow++;
+			logger.warn("A pipelined listener transaction did not commit ({}); {} partition(s) sought back to their first "
+					+ "offsets not committed, delivered again{}", String.valueOf(first), rewind.size(),
+					(this.failuresInARow > 1) ? " after " + this.backOff : "");
+			if (this.failuresInARow > 1 && !this.backOff.isZero()) {
+				try {
+					Thread.sleep(this.backOff.toMillis());
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}
+		}
+
+		void close() {
+			this.pipeline.close();
+		}
+
+		private static Throwable cause(CompletableFuture<Void> outcome) {
+			try {
+				outcome.join();
+				return new IllegalStateException("not failed");
+			}
+			catch (CompletionException ex) {
+				return (ex.getCause() != null) ? ex.getCause() : ex;
+			}
+		}
+
+		private static Map<TopicPartition, Long> firstOffsets(List<ConsumerRecord<?, ?>> delivery) {
+			Map<TopicPartition, Long> first = new LinkedHashMap<>();
+			for (ConsumerRecord<?, ?> record : delivery) {
+				first.merge(new TopicPartition(record.topic(), record.partition()), record.offset(), Math::min);
+			}
+			return first;
+		}
+
+	}
+
+	private record Flight(Map<TopicPartition, Long> first, CompletableFuture<Void> outcome) {
+	}
+
+}
