@@ -1,0 +1,408 @@
+package dev.tandem.bench.throughput;
+
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import org.HdrHistogram.Histogram;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.tandem.bench.BenchOptions;
+import dev.tandem.bench.FlightRecords;
+import dev.tandem.coordinator.EmbeddedCoordinator;
+import dev.tandem.test.EmbeddedKafkaCluster;
+import dev.tandem.test.EmbeddedKafkaClusters;
+
+/**
+ * Throughput of exactly-once copies (issue #13): the same real records copied from cluster
+ * {@code east} to cluster {@code west} by each contender, in interleaved rounds of one run, on the
+ * same clusters:
+ * <ul>
+ * <li>{@code alo} (a): at-least-once, consumer to producer, {@code commitSync} after
+ * {@code flush()} per poll (the ceiling);</li>
+ * <li>{@code kafka-eos} (b): Kafka's own exactly-once on one cluster (east to east):
+ * consume-transform-produce with {@code sendOffsetsToTransaction}, one transaction per poll;</li>
+ * <li>{@code tandem} (c): Tandem's core API, one cross-cluster transaction per poll
+ * ({@code begin()}, sends, {@code sendOffsets}, {@code commit()});</li>
+ * <li>{@code tandem-pipelined} (d): Tandem's {@code CrossClusterProcessor}, transactions in
+ * flight and spanning polls (keys {@code depth}, {@code max-records}, {@code max-interval},
+ * {@code slots});</li>
+ * <li>{@code listener} (e): a Spring Boot application context on the starter in this JVM, a
+ * batch {@code @KafkaListener} that is {@code @CrossClusterTransactional} (keys
+ * {@code tandem.*}, {@code spring.*} become its properties).</li>
+ * </ul>
+ * A contender may be listed several times with its own settings, {@code name[key=value,...]},
+ * to sweep them in one run: client keys override {@code --client-config} for that contender.
+ * <p>
+ * Method: the clusters (Kafka's KRaft test kit in this JVM, {@code --brokers} brokers and one
+ * controller each), a source topic of {@code --partitions} partitions (replication factor
+ * {@code min(3, brokers)}, {@code min.insync.replicas} {@code min(2, brokers)},
+ * {@code LogAppendTime}), and {@code --records} real flight records (the repository's
+ * {@code flights-20k.json}, repeated; key = record id) produced to it once. Every round runs each
+ * contender once, in an order rotated every round, with a fresh target topic, group and
+ * transactional ids. Per contender and round: (1) <b>throughput</b>: the copier starts from the
+ * earliest offset; records/s = the backlog over the time from its first poll that returned
+ * records to the moment the target's {@code read_committed} reader has seen every backlog record
+ * (group join and application start-up are not counted); CPU per record = the process's CPU time
+ * (brokers, copier and reader; {@code com.sun.management.OperatingSystemMXBean}) over the same
+ * window per record; (2) <b>latency</b>: then {@code --live-rate} records/s are produced for
+ * {@code --live-seconds} to a live topic the copier also reads (append time stamped by the
+ * broker), and the reader records now minus that timestamp when each becomes visible
+ * ({@link TargetReader}, HdrHistogram); (3) <b>count check</b>: the copier stops, the reader
+ * reads up to the last stable offset, and the target must hold every backlog and live id exactly
+ * once. The report gives the medians over rounds and the ratios of the medians to (a) and (b).
+ * For the transactional contenders it also gives the producers' own time per transaction in
+ * {@code beginTransaction}, {@code sendOffsetsToTransaction}, {@code flush} and
+ * {@code commitTransaction} (kafka-clients' {@code txn-*-time-ns-total} metrics), per cluster.
+ * <p>
+ * Run from the repository root (about 10 minutes with the defaults): see {@code docs/benchmarks.md},
+ * section Throughput. Options ({@code --name value}): {@code --data} flights JSON
+ * ({@code sample-app/src/main/resources/data/flights-20k.json}), {@code --records} (200000),
+ * {@code --rounds} (3), {@code --warmup-rounds} not reported, before them (1), {@code --contenders} ({@code alo,kafka-eos,tandem,tandem-pipelined,listener}),
+ * {@code --client-config} settings of every contender's clients
+ * ({@code max.poll.records=2000,retry.backoff.ms=10}), {@code --brokers} (3), {@code --partitions}
+ * (6), {@code --live-rate} (5000), {@code --live-seconds} (3), {@code --copy-timeout} per copy
+ * (180s), {@code --report} ({@code bench/target/throughput-bench.md}).
+ *
+ * @since 0.1.0
+ */
+public final class ThroughputBench {
+
+	private static final Logger logger = LoggerFactory.getLogger(ThroughputBench.class);
+
+	private static final String EAST = "east";
+
+	private static final String WEST = "west";
+
+	private static final String SOURCE_TOPIC = "flights";
+
+	private static final String DEFAULT_DATA = "sample-app/src/main/resources/data/flights-20k.json";
+
+	private final Map<String, String> options;
+
+	private final List<Contender> contenders;
+
+	private final Map<String, String> clientConfig;
+
+	private final int records;
+
+	private final int rounds;
+
+	private final int warmupRounds;
+
+	private final int partitions;
+
+	private final int brokers;
+
+	private final int liveRate;
+
+	private final int liveRecords;
+
+	private final Duration copyTimeout;
+
+	private final Map<Contender, List<RoundResult>> results = new LinkedHashMap<>();
+
+	private ThroughputBench(Map<String, String> options) {
+		this.options = options;
+		this.contenders = Contender.parseAll(option("contenders", "alo,kafka-eos,tandem,tandem-pipelined,listener"));
+		this.clientConfig = Contender.pairs(option("client-config", "max.poll.records=2000,retry.backoff.ms=10"),
+				"--client-config");
+		this.records = Integer.parseInt(option("records", "200000"));
+		this.rounds = Integer.parseInt(option("rounds", "3"));
+		this.warmupRounds = Integer.parseInt(option("warmup-rounds", "1"));
+		this.partitions = Integer.parseInt(option("partitions", "6"));
+		this.brokers = Integer.parseInt(option("brokers", "3"));
+		this.liveRate = Integer.parseInt(option("live-rate", "5000"));
+		this.liveRecords = this.liveRate * Integer.parseInt(option("live-seconds", "3"));
+		this.copyTimeout = BenchOptions.duration(option("copy-timeout", "180s"));
+		if (this.warmupRounds < 0) {
+			throw new IllegalArgumentException("--warmup-rounds must be 0 or more");
+		}
+		if (this.records < 1 || this.rounds < 1 || this.partitions < 1 || this.brokers < 1 || this.liveRate < 1
+				|| this.liveRecords < 1) {
+			throw new IllegalArgumentException(
+					"--records, --rounds, --partitions, --brokers, --live-rate and --live-seconds must be 1 or more");
+		}
+		if (this.records + this.liveRecords > 999_999_999) {
+			throw new IllegalArgumentException("--records plus live records must stay below 10^9 (ids are 9 digits)");
+		}
+	}
+
+	/**
+	 * Runs every contender in every round and prints the report (also written to {@code --report}).
+	 * @param args options, see the class documentation
+	 * @throws Exception if the clusters or the coordinator cannot start
+	 */
+	public static void main(String[] args) throws Exception {
+		ThroughputBench bench = new ThroughputBench(BenchOptions.parse(args));
+		String report = bench.run();
+		System.out.println(report);
+		Path file = Path.of(bench.option("report", "bench/target/throughput-bench.md"));
+		if (file.toAbsolutePath().getParent() != null) {
+			Files.createDirectories(file.toAbsolutePath().getParent());
+		}
+		Files.writeString(file, report, StandardCharsets.UTF_8);
+		System.out.println("Report written to " + file.toAbsolutePath());
+		System.exit(0);
+	}
+
+	private String option(String name, String defaultValue) {
+		return this.options.getOrDefault(name, defaultValue);
+	}
+
+	private Path data() {
+		String given = this.options.get("data");
+		if (given != null) {
+			return Path.of(given);
+		}
+		for (String candidate : List.of(DEFAULT_DATA, "../" + DEFAULT_DATA)) {
+			if (Files.isRegularFile(Path.of(candidate))) {
+				return Path.of(candidate);
+			}
+		}
+		throw new IllegalArgumentException("--data: " + DEFAULT_DATA
+				+ " not found from here; run from the repository root or pass --data <flights JSON file>");
+	}
+
+	private String run() throws Exception {
+		Path data = data();
+		FlightRecords flights = FlightRecords.read(data);
+		Instant startedAt = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+		double loadAtStart = loadAverage();
+		long runStart = System.nanoTime();
+		Path work = Files.createTempDirectory("tandem-throughput-bench");
+		short replication = (short) Math.min(3, this.brokers);
+		StringBuilder setup = new StringBuilder();
+		try {
+			EmbeddedKafkaClusters.Builder builder = EmbeddedKafkaClusters.builder()
+				.brokerProperty("log.retention.check.interval.ms", "30000")
+				.operationTimeout(Duration.ofMinutes(2));
+			builder.cluster(EAST, this.brokers).cluster(WEST, this.brokers);
+			progress("Starting clusters east and west, " + this.brokers + " broker(s) each");
+			long clustersStart = System.nanoTime();
+			try (EmbeddedKafkaClusters kafka = builder.build().start()) {
+				long clustersMs = Duration.ofNanos(System.nanoTime() - clustersStart).toMillis();
+				EmbeddedKafkaCluster east = kafka.cluster(EAST);
+				east.createTopic(SOURCE_TOPIC, this.partitions, replication, Map.of("message.timestamp.type", "LogAppendTime"));
+				long produceStart = System.nanoTime();
+				produceBacklog(east.bootstrapServers(), flights);
+				long produceMs = Duration.ofNanos(System.nanoTime() - produceStart).toMillis();
+				setup.append(String.format(Locale.ROOT,
+						"- Clusters: east and west, each %d broker(s) + 1 controller (Kafka's KRaft test kit, this JVM), started in %.1f s; "
+								+ "every topic %d partitions, replication factor %d, min.insync.replicas %d%n",
+						this.brokers, clustersMs / 1000.0, this.partitions, replication, Math.min(2, this.brokers)));
+				setup.append(String.format(Locale.ROOT,
+						"- Backlog: %,d records (%,d real flights from %s, repeated; key = record id) produced once to east/%s "
+								+ "(LogAppendTime) in %.1f s%n",
+						this.records, flights.size(), data, SOURCE_TOPIC, produceMs / 1000.0));
+				setup.append(String.format(Locale.ROOT,
+						"- Latency phase per copy: %,d live records at %,d records/s to a live topic on east, after the backlog is copied%n",
+						this.liveRecords, this.liveRate));
+				setup.append("- Client settings of every contender (beyond acks=all, idempotence, auto.offset.reset=earliest): ")
+					.append(this.clientConfig).append('\n');
+				try (EmbeddedCoordinator coordinator = EmbeddedCoordinator.start(work.resolve("coordinator"));
+						KafkaProducer<byte[], byte[]> live = new KafkaProducer<>(producerConfig(east.bootstrapServers(), 0),
+								new ByteArraySerializer(), new ByteArraySerializer())) {
+					setup.append("- Tandem (c), (d): embedded Ratis coordinator (1 peer, log on disk); (e): the starter's own embedded coordinator\n");
+					for (Contender contender : this.contenders) {
+						this.results.put(contender, new ArrayList<>());
+					}
+					setup.append(String.format(Locale.ROOT,
+							"- Rounds: %d warm-up round(s) (not reported), then %d measured, contender order rotated every round%n",
+							this.warmupRounds, this.rounds));
+					for (int round = 1 - this.warmupRounds; round <= this.rounds; round++) {
+						for (int i = 0; i < this.contenders.size(); i++) {
+							int index = Math.floorMod(i + round - 1, this.contenders.size());
+							Contender contender = this.contenders.get(index);
+							RoundResult result = copy(kafka, coordinator, live, flights, contender, index, round, work);
+							if (round > 0) {
+								this.results.get(contender).add(result);
+							}
+							progress(String.format(Locale.ROOT,
+									"%s %-40s %8.0f records/s  e2e p50 %4d ms p99 %4d ms  CPU %5.1f us/record  %s  (load %.2f)",
+									(round > 0) ? "round " + round + "/" + this.rounds : "warm-up " + (1 - round), contender.spec(),
+									result.recordsPerSecond(), result.latencyP50Ms(),
+									result.latencyP99Ms(), result.cpuMicrosPerRecord(), result.check(), result.load()));
+						}
+					}
+				}
+			}
+		}
+		finally {
+			BenchOptions.deleteRecursively(work);
+		}
+		return ThroughputReport.render(startedAt, loadAtStart, loadAverage(),
+				String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()) + " " + this.options,
+				setup.toString(), Duration.ofNanos(System.nanoTime() - runStart), this.results);
+	}
+
+	private void produceBacklog(String bootstrapServers, FlightRecords flights) {
+		progress("Producing " + this.records + " records to east/" + SOURCE_TOPIC);
+		try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig(bootstrapServers, 20),
+				new ByteArraySerializer(), new ByteArraySerializer())) {
+			for (int id = 0; id < this.records; id++) {
+				producer.send(record(SOURCE_TOPIC, id, flights));
+			}
+			producer.flush();
+		}
+	}
+
+	private ProducerRecord<byte[], byte[]> record(String topic, int id, FlightRecords flights) {
+		return new ProducerRecord<>(topic, id % this.partitions, null, Integer.toString(id).getBytes(StandardCharsets.US_ASCII),
+				flights.value(id).getBytes(StandardCharsets.UTF_8));
+	}
+
+	private static Map<String, Object> producerConfig(String bootstrapServers, int lingerMs) {
+		return Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers, ProducerConfig.ACKS_CONFIG, "all",
+				ProducerConfig.LINGER_MS_CONFIG, lingerMs, ProducerConfig.BATCH_SIZE_CONFIG, 262_144);
+	}
+
+	/**
+	 * One contender's copy in one round: throughput phase, latency phase, count check.
+	 */
+	private RoundResult copy(EmbeddedKafkaClusters kafka, EmbeddedCoordinator coordinator,
+			KafkaProducer<byte[], byte[]> live, FlightRecords flights, Contender contender, int index, int round,
+			Path work) throws Exception {
+		String targetCluster = contender.singleCluster() ? EAST : WEST;
+		EmbeddedKafkaCluster east = kafka.cluster(EAST);
+		EmbeddedKafkaCluster target = kafka.cluster(targetCluster);
+		short replication = (short) Math.min(3, this.brokers);
+		String name = "c" + index + ((round > 0) ? "-r" + round : "-w" + (1 - round));
+		String targetTopic = "copy-" + name;
+		String liveTopic = "live-" + name;
+		east.createTopic(liveTopic, this.partitions, replication, Map.of("message.timestamp.type", "LogAppendTime"));
+		target.createTopic(targetTopic, this.partitions, replication);
+		Copier.Route route = new Copier.Route(List.of(SOURCE_TOPIC, liveTopic), targetCluster, targetTopic,
+				"tbench-" + name, round);
+		Copier copier = copier(contender, route, kafka, coordinator, work.resolve("listener-" + name));
+		TargetReader reader = new TargetReader(target.bootstrapServers(), targetTopic, this.partitions, this.records,
+				this.liveRecords).start();
+		CopyProbe probe = new CopyProbe();
+		String failure = null;
+		Map<String, TransactionTimes> times = Map.of();
+		double recordsPerSecond = 0;
+		double cpuPerRecord = 0;
+		double threadsPerThousand = 0;
+		try {
+			long threadsBefore = ManagementFactory.getThreadMXBean().getTotalStartedThreadCount();
+			copier.start(probe);
+			if (reader.awaitBacklog(this.copyTimeout)) {
+				double seconds = (reader.backlogSeenNanos() - probe.firstPollNanos()) / 1e9;
+				recordsPerSecond = this.records / seconds;
+				cpuPerRecord = (reader.backlogSeenCpuNanos() - probe.firstPollCpuNanos()) / 1e3 / this.records;
+				threadsPerThousand = (ManagementFactory.getThreadMXBean().getTotalStartedThreadCount() - threadsBefore)
+						* 1000.0 / this.records;
+				produceLive(live, liveTopic, flights);
+				if (!reader.awaitLive(Duration.ofSeconds(60))) {
+					failure = "live records not all visible within 60 s";
+				}
+			}
+			else {
+				failure = "backlog not copied within " + this.copyTimeout.toSeconds() + " s";
+			}
+		}
+		catch (Exception ex) {
+			failure = "failed: " + ex;
+			logger.warn("{} failed in round {}", contender.spec(), round, ex);
+		}
+		finally {
+			try {
+				copier.close();
+			}
+			catch (Exception ex) {
+				if (failure == null) {
+					failure = "copier failed: " + ex;
+				}
+				logger.warn("{} failed in round {}", contender.spec(), round, ex);
+			}
+			times = copier.transactionTimes();
+		}
+		if (!reader.drain(Duration.ofSeconds(60)) && failure == null) {
+			failure = "reader did not reach the end: " + reader.failure();
+		}
+		Histogram latency = reader.latencyMs();
+		boolean anyLatency = latency.getTotalCount() > 0;
+		RoundResult result = new RoundResult(round, recordsPerSecond, cpuPerRecord, threadsPerThousand,
+				anyLatency ? latency.getValueAtPercentile(50) : -1, anyLatency ? latency.getValueAtPercentile(99) : -1,
+				anyLatency ? latency.getMaxValue() : -1, (long) this.records + this.liveRecords, reader.total(),
+				reader.distinct(), reader.unknown(), probe.transactions(), times, failure, loadAverage());
+		deleteTopics(east, List.of(liveTopic));
+		deleteTopics(target, List.of(targetTopic));
+		return result;
+	}
+
+	private Copier copier(Contender contender, Copier.Route route, EmbeddedKafkaClusters kafka,
+			EmbeddedCoordinator coordinator, Path listenerDir) {
+		ClientSettings settings = contender.clientSettings(this.clientConfig);
+		Map<String, String> bootstrap = new LinkedHashMap<>();
+		bootstrap.put(EAST, kafka.cluster(EAST).bootstrapServers());
+		bootstrap.put(WEST, kafka.cluster(WEST).bootstrapServers());
+		Map<String, String> own = contender.overrides();
+		Integer slots = own.containsKey("slots") ? Integer.valueOf(own.get("slots")) : null;
+		return switch (contender.kind()) {
+			case Contender.AT_LEAST_ONCE -> new AtLeastOnceCopier(route.groupId(), route, settings, bootstrap.get(EAST),
+					bootstrap.get(WEST));
+			case Contender.KAFKA_EOS -> new KafkaTransactionsCopier(route.groupId(), route, settings, bootstrap.get(EAST));
+			case Contender.TANDEM -> new TandemCopier(route.groupId(), route, settings, bootstrap,
+					coordinator.decisionLog(), slots);
+			case Contender.PIPELINED -> new PipelinedCopier(route.groupId(), route, settings, bootstrap,
+					coordinator.decisionLog(), slots, Integer.parseInt(own.getOrDefault("depth", "2")),
+					Integer.parseInt(own.getOrDefault("max-records", "2000")),
+					BenchOptions.duration(own.getOrDefault("max-interval", "100ms")));
+			default -> new ListenerCopier(route, settings, contender.springProperties(), bootstrap, listenerDir);
+		};
+	}
+
+	/**
+	 * Produces the live records at the configured rate, each stamped by the broker on append.
+	 */
+	private void produceLive(KafkaProducer<byte[], byte[]> producer, String topic, FlightRecords flights) {
+		long start = System.nanoTime();
+		double intervalNanos = 1e9 / this.liveRate;
+		for (int i = 0; i < this.liveRecords; i++) {
+			long due = start + (long) (i * intervalNanos);
+			long wait = due - System.nanoTime();
+			if (wait > 0) {
+				LockSupport.parkNanos(wait);
+			}
+			producer.send(record(topic, this.records + i, flights));
+		}
+		producer.flush();
+	}
+
+	private static void deleteTopics(EmbeddedKafkaCluster cluster, List<String> topics) {
+		try {
+			Admin admin = cluster.admin();
+			admin.deleteTopics(topics).all().get(30, TimeUnit.SECONDS);
+		}
+		catch (Exception ex) {
+			logger.warn("Could not delete {} on {}: {}", topics, cluster.name(), ex.toString());
+		}
+	}
+
+	static double loadAverage() {
+		return ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+	}
+
+	private static void progress(String line) {
+		System.out.println("[throughput] " + line);
+	}
+
+}
