@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -55,6 +56,8 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	private volatile TransactionState state = TransactionState.ACTIVE;
 
 	private boolean slotReleased;
+
+	private final List<Runnable> onEnd = new ArrayList<>(1);
 
 	private final long startedAtMs = System.currentTimeMillis();
 
@@ -143,6 +146,32 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	}
 
 	/**
+	 * Commits offsets of a named consumer group on a named cluster within this transaction, for
+	 * a group that this process does not consume as: a mirror's translated offsets of a source
+	 * group, written to the target cluster's {@code __consumer_offsets} atomically with the
+	 * mirrored records. The commit carries no generation or member id, so the group coordinator
+	 * accepts it only while the group has no active members on that cluster (otherwise the
+	 * commit of this cluster's participant fails and the whole transaction aborts). To commit the
+	 * offsets of a consumer this process reads with, use {@link #sendOffsets}, which always
+	 * picks the consumer's own cluster.
+	 * @param cluster the cluster's configured name (the group's offsets land there)
+	 * @param groupId the consumer group, not blank
+	 * @param offsets the next offsets to consume, per partition of that cluster's topics
+	 * @throws IllegalArgumentException if the cluster is unknown or the group id is blank
+	 * @throws IllegalStateException if the transaction is no longer active
+	 * @throws ClusterUnavailableException as {@link #send(String, ProducerRecord)}
+	 */
+	public void sendGroupOffsets(String cluster, String groupId, Map<TopicPartition, OffsetAndMetadata> offsets) {
+		if (groupId == null || groupId.isBlank()) {
+			throw new IllegalArgumentException("groupId must not be blank");
+		}
+		synchronized (this) {
+			checkActive();
+			participant(cluster).sendOffsets(offsets, new ConsumerGroupMetadata(groupId));
+		}
+	}
+
+	/**
 	 * Returns the names of the clusters this transaction has touched so far.
 	 * @return cluster names, in order of first use
 	 */
@@ -182,6 +211,16 @@ public final class CrossClusterTransaction implements AutoCloseable {
 					+ this.state + " -> " + next);
 		}
 		this.state = next;
+		if ((next.isTerminal() || next == TransactionState.IN_DOUBT) && !this.onEnd.isEmpty()) {
+			List<Runnable> callbacks = List.copyOf(this.onEnd);
+			this.onEnd.clear();
+			callbacks.forEach(Runnable::run);
+		}
+	}
+
+	/** Runs a callback once, when this transaction ends or is handed to the resolver. */
+	synchronized void onEnd(Runnable callback) {
+		this.onEnd.add(callback);
 	}
 
 	/**

@@ -259,6 +259,27 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	}
 
 	/**
+	 * Creates a pipeline: transactions begun on it commit in order on its own thread while the
+	 * caller already executes the next ones ({@link TransactionPipeline}).
+	 * @param depth how many of its transactions may be open or committing at once, 1 to the
+	 *     number of slots; 2 overlaps one transaction's execution with the previous one's commit
+	 * @return the pipeline, confined to the calling thread; close it before the manager
+	 * @throws IllegalArgumentException if depth is below 1 or above the slot count
+	 * @throws IllegalStateException if the manager is not running
+	 */
+	public TransactionPipeline pipeline(int depth) {
+		if (depth < 1 || depth > this.pool.slotCount()) {
+			throw new IllegalArgumentException("Pipeline depth " + depth + " is outside 1.." + this.pool.slotCount()
+					+ ": each transaction in flight needs its own slot; raise the slots (tandem.transaction.slots) or "
+					+ "lower the depth");
+		}
+		if (this.lifecycle != Lifecycle.RUNNING) {
+			throw new IllegalStateException("Manager is " + this.lifecycle + "; call start() first");
+		}
+		return new TransactionPipeline(this, depth, this.commitTimeout);
+	}
+
+	/**
 	 * Creates a consumer of a cluster whose offsets transactions commit on that same cluster;
 	 * {@code isolation.level=read_committed} and {@code enable.auto.commit=false} are enforced.
 	 * @param <K> key type

@@ -29,7 +29,7 @@ public final class CrossClusterTransactionManagerBuilder {
 
 	String markerTopic = CrossClusterTransactionManager.DEFAULT_MARKER_TOPIC;
 
-	int slots = 1;
+	int slots = 4;
 
 	Duration transactionTimeout = Duration.ofMinutes(15);
 
@@ -134,8 +134,12 @@ public final class CrossClusterTransactionManagerBuilder {
 	}
 
 	/**
-	 * Sets how many transactions may run at once (one producer per cluster each).
-	 * @param slots 1 or more
+	 * Sets how many transactions may run at once (one producer per cluster each). Free slots
+	 * are taken in the order they were released, so back-to-back transactions use different
+	 * transactional ids and do not wait for the previous one's commit markers
+	 * ({@code CONCURRENT_TRANSACTIONS}); a {@link TransactionPipeline} needs one slot per
+	 * transaction in flight.
+	 * @param slots 1 or more, default 4
 	 * @return this builder
 	 */
 	public CrossClusterTransactionManagerBuilder slots(int slots) {

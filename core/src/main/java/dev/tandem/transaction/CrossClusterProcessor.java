@@ -1,0 +1,674 @@
+package dev.tandem.transaction;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Collection;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
+import java.util.regex.Pattern;
+
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A consume-transform-produce loop over pipelined cross-cluster transactions: records polled
+ * from one cluster are handed to a {@link BatchHandler} inside a transaction, which may send to
+ * any cluster; the consumer's offsets are committed on its own cluster in the same transaction.
+ * A transaction spans polls until it holds {@code maxRecords} records or is {@code maxInterval}
+ * old (the Flink checkpoint idea at millisecond scale), then commits on a
+ * {@link TransactionPipeline} while the next one already executes.
+ * <p>
+ * Exactly once: a record's effects and its offset commit together. After any failure (the
+ * handler threw, a commit failed, a pipelined successor was aborted) the open transaction and
+ * every undecided later one are aborted, the consumer is rewound to the first offset of each
+ * partition that was not committed, the failure is thrown from {@link #poll(Duration)} once,
+ * and the next poll delivers those records again. On a rebalance the processor commits what it
+ * has and drains the pipeline before partitions are revoked.
+ * <p>
+ * Confined to one thread, the one that calls {@link #poll(Duration)}; the
+ * {@link ProcessorListener} is called on the pipeline's committing thread.
+ *
+ * @param <K> key type
+ * @param <V> value type
+ * @since 0.1.0
+ */
+public final class CrossClusterProcessor<K, V> implements AutoCloseable {
+
+	private static final Logger logger = LoggerFactory.getLogger(CrossClusterProcessor.class);
+
+	/** Default {@link Builder#depth(int)}. */
+	public static final int DEFAULT_DEPTH = 2;
+
+	/** Default {@link Builder#maxRecords(int)}. */
+	public static final int DEFAULT_MAX_RECORDS = 2000;
+
+	/** Default {@link Builder#maxInterval(Duration)}. */
+	public static final Duration DEFAULT_MAX_INTERVAL = Duration.ofMillis(100);
+
+	private final Consumer<K, V> consumer;
+
+	private final TransactionPipeline pipeline;
+
+	private final BatchHandler<K, V> handler;
+
+	private final CommitHook beforeCommit;
+
+	private final ProcessorListener listener;
+
+	private final int maxRecords;
+
+	private final long maxIntervalNanos;
+
+	private final Deque<InFlight> inFlight = new ArrayDeque<>();
+
+	private @Nullable Open open;
+
+	private @Nullable RuntimeException pendingFailure;
+
+	private boolean closed;
+
+	private CrossClusterProcessor(Builder<K, V> builder) {
+		this.consumer = builder.consumer;
+		this.handler = Objects.requireNonNull(builder.handler, "handler");
+		this.beforeCommit = builder.beforeCommit;
+		this.listener = builder.listener;
+		this.maxRecords = builder.maxRecords;
+		this.maxIntervalNanos = builder.maxInterval.toNanos();
+		this.pipeline = builder.manager.pipeline(builder.depth);
+		ConsumerRebalanceListener rebalance = new Rebalance(builder.rebalanceListener);
+		if (builder.topics != null) {
+			this.consumer.subscribe(builder.topics, rebalance);
+		}
+		else if (builder.pattern != null) {
+			this.consumer.subscribe(builder.pattern, rebalance);
+		}
+		else if (builder.assignment != null) {
+			this.consumer.assign(builder.assignment);
+		}
+		else {
+			throw new IllegalArgumentException("Set what to consume: subscribe(topics), subscribe(pattern) or assign(...)");
+		}
+	}
+
+	/**
+	 * Starts building a processor.
+	 * @param <K> key type
+	 * @param <V> value type
+	 * @param manager a running manager
+	 * @param consumer a consumer the manager created or registered ({@code read_committed}, no
+	 *     auto commit), used only by the processor's thread from now on
+	 * @return the builder
+	 */
+	public static <K, V> Builder<K, V> builder(CrossClusterTransactionManager manager, Consumer<K, V> consumer) {
+		return new Builder<>(manager, consumer);
+	}
+
+	/**
+	 * Polls once, hands the records to the handler in the open transaction (beginning one if
+	 * needed), and closes the transaction when it is due: its records reached
+	 * {@code maxRecords}, or it is {@code maxInterval} old. Waits at most until the open
+	 * transaction is due, so that a quiet source does not hold records back.
+	 * @param timeout the longest wait for records
+	 * @throws TransactionAbortedException, {@link HeuristicOutcomeException} or another
+	 *     {@link TandemException}: an earlier transaction of this processor failed, or the
+	 *     handler or the commit hook threw now (a {@link TransactionAbortedException} with the
+	 *     handler's exception as its cause); the consumer has been rewound and the processor
+	 *     stays usable
+	 * @throws IllegalStateException if closed
+	 */
+	public void poll(Duration timeout) {
+		if (this.closed) {
+			throw new IllegalStateException("Processor is closed");
+		}
+		checkCommits();
+		throwPending();
+		Duration wait = timeout;
+		Open current = this.open;
+		if (current != null) {
+			long left = current.startedNanos + this.maxIntervalNanos - System.nanoTime();
+			wait = Duration.ofNanos(Math.max(0, Math.min(timeout.toNanos(), left)));
+		}
+		ConsumerRecords<K, V> records;
+		try {
+			records = this.consumer.poll(wait);
+		}
+		catch (WakeupException ex) {
+			throwPending();
+			throw ex;
+		}
+		throwPending(); // a rebalance during poll drained the pipeline and found a failure
+		if (!records.isEmpty()) {
+			handle(records);
+		}
+		current = this.open;
+		if (current != null && (current.records >= this.maxRecords
+				|| System.nanoTime() - current.startedNanos >= this.maxIntervalNanos)) {
+			closeOpen();
+		}
+	}
+
+	/**
+	 * Polls until {@code keepRunning} says false; a failure is logged and the loop polls on
+	 * (the records are delivered again) after a back-off of 100 ms doubling to 5 s.
+	 * @param keepRunning checked before every poll
+	 * @throws HeuristicOutcomeException when a transaction's outcome is mixed: it needs an
+	 *     operator, so the loop stops
+	 */
+	public void run(BooleanSupplier keepRunning) {
+		long backOff = 0;
+		while (keepRunning.getAsBoolean()) {
+			try {
+				poll(Duration.ofMillis(100));
+				backOff = 0;
+			}
+			catch (HeuristicOutcomeException ex) {
+				throw ex;
+			}
+			catch (TandemException ex) {
+				backOff = (backOff == 0) ? 100 : Math.min(backOff * 2, 5000);
+				logger.warn("Cross-cluster processor failed ({}); records are delivered again in {} ms", ex.toString(),
+						backOff);
+				try {
+					Thread.sleep(backOff);
+				}
+				catch (InterruptedException interrupted) {
+					Thread.currentThread().interrupt();
+					return;
+				}
+			}
+		}
+	}
+
+	/**
+	 * Commits the open transaction now (asynchronously), whatever its size or age.
+	 * @throws TandemException as {@link #poll(Duration)}
+	 */
+	public void flush() {
+		checkCommits();
+		throwPending();
+		if (this.open != null) {
+			closeOpen();
+		}
+	}
+
+	/**
+	 * Returns how many transactions are open or committing.
+	 * @return 0 to the depth
+	 */
+	public int inFlight() {
+		return this.pipeline.inFlight();
+	}
+
+	private void handle(ConsumerRecords<K, V> records) {
+		Open current = this.open;
+		if (current == null) {
+			current = new Open(this.pipeline.begin());
+			this.open = current;
+		}
+		for (TopicPartition partition : records.partitions()) {
+			List<ConsumerRecord<K, V>> polled = records.records(partition);
+			current.first.putIfAbsent(partition, polled.get(0).offset());
+			ConsumerRecord<K, V> last = polled.get(polled.size() - 1);
+			current.next.put(partition, new OffsetAndMetadata(last.offset() + 1, last.leaderEpoch(), ""));
+		}
+		current.records += records.count();
+		try {
+			this.handler.handle(records, current.transaction);
+		}
+		catch (Exception ex) {
+			fail(new TransactionAbortedException("The handler failed on " + records.count() + " record(s); transaction "
+					+ current.transaction.transactionId() + " and every later one aborted: " + ex, ex));
+			throwPending();
+		}
+	}
+
+	private void closeOpen() {
+		Open current = this.open;
+		if (current == null) {
+			return;
+		}
+		this.open = null;
+		Map<TopicPartition, OffsetAndMetadata> next = Map.copyOf(current.next);
+		CrossClusterTransaction transaction = current.transaction;
+		try {
+			this.beforeCommit.beforeCommit(transaction, next);
+			transaction.sendOffsets(this.consumer, next);
+		}
+		catch (Exception ex) {
+			this.open = current;
+			fail(new TransactionAbortedException("Closing transaction " + transaction.transactionId() + " failed; it and "
+					+ "every later one aborted: " + ex, ex));
+			throwPending();
+		}
+		CompletableFuture<Void> outcome = this.pipeline.commitAsync(transaction);
+		String id = transaction.transactionId();
+		int count = current.records;
+		outcome.whenComplete((ok, failure) -> {
+			try {
+				if (failure == null) {
+					this.listener.onCommitted(id, count, next);
+				}
+				else {
+					this.listener.onAborted(id, failure);
+				}
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Processor listener failed for {}", id, ex);
+			}
+		});
+		this.inFlight.add(new InFlight(current.first, outcome));
+	}
+
+	/** Forgets committed transactions; on the first failed one, fails the processor. */
+	private void checkCommits() {
+		while (!this.inFlight.isEmpty() && this.inFlight.peek().outcome.isDone()) {
+			InFlight done = this.inFlight.peek();
+			if (done.outcome.isCompletedExceptionally()) {
+				fail(cause(done.outcome));
+				return;
+			}
+			this.inFlight.poll();
+		}
+	}
+
+	private static Throwable cause(CompletableFuture<Void> outcome) {
+		try {
+			outcome.join();
+			return new IllegalStateException("not failed");
+		}
+		catch (java.util.concurrent.CompletionException ex) {
+			return ex.getCause();
+		}
+	}
+
+	/**
+	 * Aborts the open transaction, drains the pipeline (later transactions abort), rewinds every
+	 * partition to its first offset not committed, and keeps the failure to throw once.
+	 */
+	private void fail(Throwable cause) {
+		Map<TopicPartition, Long> rewind = new LinkedHashMap<>();
+		Throwable first = cause;
+		try {
+			this.pipeline.drain();
+		}
+		catch (RuntimeException ex) {
+			// the same failure, or the first of several: report the earliest
+			first = (cause instanceof PredecessorFailedException) ? ex : cause;
+		}
+		for (InFlight flight : this.inFlight) {
+			if (flight.outcome.isCompletedExceptionally()) {
+				flight.first.forEach(rewind::putIfAbsent);
+			}
+		}
+		this.inFlight.clear();
+		Open current = this.open;
+		this.open = null;
+		if (current != null) {
+			current.first.forEach(rewind::putIfAbsent);
+			try {
+				current.transaction.abort();
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Abort of transaction {} failed", current.transaction.transactionId(), ex);
+			}
+		}
+		Set<TopicPartition> assigned = this.consumer.assignment();
+		rewind.forEach((partition, offset) -> {
+			if (assigned.contains(partition)) {
+				this.consumer.seek(partition, offset);
+			}
+		});
+		logger.warn("Cross-cluster transaction failed; rewound {} partition(s) to their first offsets not committed: {}",
+				rewind.size(), String.valueOf(first));
+		this.pendingFailure = (first instanceof RuntimeException runtime) ? runtime
+				: new TandemException("Cross-cluster processor failed: " + first, first);
+	}
+
+	private void throwPending() {
+		RuntimeException failure = this.pendingFailure;
+		if (failure != null) {
+			this.pendingFailure = null;
+			throw failure;
+		}
+	}
+
+	/** Commits what is open and waits for every commit; a failure rewinds and is kept. */
+	private void commitAndDrain() {
+		if (this.open != null) {
+			try {
+				closeOpen();
+			}
+			catch (RuntimeException ex) {
+				// fail() ran and rewound; the failure is thrown again at the next poll
+				this.pendingFailure = ex;
+				return;
+			}
+		}
+		while (!this.inFlight.isEmpty()) {
+			InFlight flight = this.inFlight.peek();
+			try {
+				flight.outcome.join();
+				this.inFlight.poll();
+			}
+			catch (java.util.concurrent.CompletionException ex) {
+				fail(ex.getCause());
+				return;
+			}
+		}
+	}
+
+	/**
+	 * Commits the open transaction and waits for every commit; does not close the consumer or
+	 * the manager. A failure is logged. Idempotent.
+	 */
+	@Override
+	public void close() {
+		if (this.closed) {
+			return;
+		}
+		try {
+			commitAndDrain();
+			if (this.pendingFailure != null) {
+				logger.warn("Cross-cluster processor closed after a failure; its records are delivered again to the next "
+						+ "consumer: {}", this.pendingFailure.toString());
+			}
+		}
+		finally {
+			this.closed = true;
+			this.pipeline.close();
+		}
+	}
+
+	private final class Rebalance implements ConsumerRebalanceListener {
+
+		private final @Nullable ConsumerRebalanceListener delegate;
+
+		Rebalance(@Nullable ConsumerRebalanceListener delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+			if (!partitions.isEmpty()) {
+				commitAndDrain();
+			}
+			if (this.delegate != null) {
+				this.delegate.onPartitionsRevoked(partitions);
+			}
+		}
+
+		@Override
+		public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+			if (this.delegate != null) {
+				this.delegate.onPartitionsAssigned(partitions);
+			}
+		}
+
+		@Override
+		public void onPartitionsLost(Collection<TopicPartition> partitions) {
+			// another member may own them now: nothing of ours may commit for them any more
+			if (open != null || !inFlight.isEmpty()) {
+				fail(new TransactionAbortedException("Partitions " + partitions + " were lost", null));
+			}
+			if (this.delegate != null) {
+				this.delegate.onPartitionsLost(partitions);
+			}
+		}
+
+	}
+
+	private static final class Open {
+
+		final CrossClusterTransaction transaction;
+
+		final long startedNanos = System.nanoTime();
+
+		final Map<TopicPartition, Long> first = new HashMap<>();
+
+		final Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
+
+		int records;
+
+		Open(CrossClusterTransaction transaction) {
+			this.transaction = transaction;
+		}
+
+	}
+
+	private record InFlight(Map<TopicPartition, Long> first, CompletableFuture<Void> outcome) {
+	}
+
+	/**
+	 * Works on the records of one poll inside the open transaction.
+	 * @param <K> key type
+	 * @param <V> value type
+	 */
+	@FunctionalInterface
+	public interface BatchHandler<K, V> {
+
+		/**
+		 * Handles one poll's records; a transaction may span several calls. Sends go through
+		 * the transaction; do not commit or abort it.
+		 * @param records the records, not empty
+		 * @param transaction the open transaction
+		 * @throws Exception to abort the transaction and every later one and deliver the records
+		 *     again
+		 */
+		void handle(ConsumerRecords<K, V> records, CrossClusterTransaction transaction) throws Exception;
+
+	}
+
+	/** Called once per transaction, after its last handler call, before its offsets are added. */
+	@FunctionalInterface
+	public interface CommitHook {
+
+		/**
+		 * @param transaction the transaction about to commit
+		 * @param next the consumer offsets it commits: the next offset per partition
+		 * @throws Exception to abort it (as a handler failure)
+		 */
+		void beforeCommit(CrossClusterTransaction transaction, Map<TopicPartition, OffsetAndMetadata> next)
+				throws Exception;
+
+	}
+
+	/** Told each transaction's outcome, on the committing thread. */
+	public interface ProcessorListener {
+
+		/**
+		 * A transaction committed on every cluster.
+		 * @param transactionId its id
+		 * @param records how many consumed records it carried
+		 * @param next the consumer offsets it committed
+		 */
+		default void onCommitted(String transactionId, int records, Map<TopicPartition, OffsetAndMetadata> next) {
+		}
+
+		/**
+		 * A transaction did not commit; its records are delivered again.
+		 * @param transactionId its id
+		 * @param cause why
+		 */
+		default void onAborted(String transactionId, Throwable cause) {
+		}
+
+	}
+
+	/**
+	 * Builds a {@link CrossClusterProcessor}. Not thread-safe.
+	 * @param <K> key type
+	 * @param <V> value type
+	 */
+	public static final class Builder<K, V> {
+
+		private final CrossClusterTransactionManager manager;
+
+		private final Consumer<K, V> consumer;
+
+		private @Nullable Collection<String> topics;
+
+		private @Nullable Pattern pattern;
+
+		private @Nullable Collection<TopicPartition> assignment;
+
+		private @Nullable ConsumerRebalanceListener rebalanceListener;
+
+		private int depth = DEFAULT_DEPTH;
+
+		private int maxRecords = DEFAULT_MAX_RECORDS;
+
+		private Duration maxInterval = DEFAULT_MAX_INTERVAL;
+
+		private @Nullable BatchHandler<K, V> handler;
+
+		private CommitHook beforeCommit = (transaction, next) -> {
+		};
+
+		private ProcessorListener listener = new ProcessorListener() {
+		};
+
+		private Builder(CrossClusterTransactionManager manager, Consumer<K, V> consumer) {
+			this.manager = Objects.requireNonNull(manager, "manager");
+			this.consumer = Objects.requireNonNull(consumer, "consumer");
+		}
+
+		/**
+		 * Subscribes the consumer to topics (with the processor's rebalance listener).
+		 * @param topics topic names
+		 * @return this builder
+		 */
+		public Builder<K, V> subscribe(Collection<String> topics) {
+			this.topics = List.copyOf(topics);
+			return this;
+		}
+
+		/**
+		 * Subscribes the consumer to the topics a pattern matches, now and later.
+		 * @param pattern the topic pattern
+		 * @return this builder
+		 */
+		public Builder<K, V> subscribe(Pattern pattern) {
+			this.pattern = pattern;
+			return this;
+		}
+
+		/**
+		 * Assigns partitions to the consumer (no group rebalancing).
+		 * @param partitions the partitions
+		 * @return this builder
+		 */
+		public Builder<K, V> assign(Collection<TopicPartition> partitions) {
+			this.assignment = List.copyOf(partitions);
+			return this;
+		}
+
+		/**
+		 * Adds a rebalance listener, called after the processor's own (which commits and drains
+		 * before partitions are revoked).
+		 * @param listener the listener
+		 * @return this builder
+		 */
+		public Builder<K, V> rebalanceListener(ConsumerRebalanceListener listener) {
+			this.rebalanceListener = listener;
+			return this;
+		}
+
+		/**
+		 * Sets how many transactions may be open or committing at once.
+		 * @param depth 1 (no overlap) to the manager's slot count, default {@value #DEFAULT_DEPTH}
+		 * @return this builder
+		 */
+		public Builder<K, V> depth(int depth) {
+			if (depth < 1) {
+				throw new IllegalArgumentException("depth must be 1 or more");
+			}
+			this.depth = depth;
+			return this;
+		}
+
+		/**
+		 * Sets how many records close a transaction (it may exceed it by the rest of one poll).
+		 * @param maxRecords 1 or more, default {@value CrossClusterProcessor#DEFAULT_MAX_RECORDS}
+		 * @return this builder
+		 */
+		public Builder<K, V> maxRecords(int maxRecords) {
+			if (maxRecords < 1) {
+				throw new IllegalArgumentException("maxRecords must be 1 or more");
+			}
+			this.maxRecords = maxRecords;
+			return this;
+		}
+
+		/**
+		 * Sets the age that closes a transaction: its records wait at most this long (plus one
+		 * commit) before they become visible.
+		 * @param maxInterval positive, default 100 ms
+		 * @return this builder
+		 */
+		public Builder<K, V> maxInterval(Duration maxInterval) {
+			if (maxInterval.isNegative() || maxInterval.isZero()) {
+				throw new IllegalArgumentException("maxInterval must be positive, not " + maxInterval);
+			}
+			this.maxInterval = maxInterval;
+			return this;
+		}
+
+		/**
+		 * Sets the handler (required).
+		 * @param handler the handler
+		 * @return this builder
+		 */
+		public Builder<K, V> handler(BatchHandler<K, V> handler) {
+			this.handler = handler;
+			return this;
+		}
+
+		/**
+		 * Sets a hook run once per transaction before its offsets are added.
+		 * @param hook the hook
+		 * @return this builder
+		 */
+		public Builder<K, V> beforeCommit(CommitHook hook) {
+			this.beforeCommit = Objects.requireNonNull(hook);
+			return this;
+		}
+
+		/**
+		 * Sets the listener of outcomes.
+		 * @param listener the listener
+		 * @return this builder
+		 */
+		public Builder<K, V> listener(ProcessorListener listener) {
+			this.listener = Objects.requireNonNull(listener);
+			return this;
+		}
+
+		/**
+		 * Builds the processor and subscribes (or assigns) its consumer.
+		 * @return the processor
+		 * @throws IllegalArgumentException if nothing to consume is set or the depth exceeds the
+		 *     manager's slots
+		 * @throws NullPointerException if no handler is set
+		 */
+		public CrossClusterProcessor<K, V> build() {
+			return new CrossClusterProcessor<>(this);
+		}
+
+	}
+
+}

@@ -1,0 +1,264 @@
+package dev.tandem.transaction;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Pipelined cross-cluster transactions: transaction N+1 executes (its caller polls, sends and
+ * adds offsets) while transaction N commits on another participant slot, on this pipeline's own
+ * committing thread. Up to {@link #depth()} transactions are open or committing at once.
+ * <p>
+ * Order is kept: the committing thread runs each transaction's whole commit (prepare, decision,
+ * commits on every cluster) after the previous one's ended, so N+1 is decided only after N's
+ * decision is durable, and on every cluster N+1's commit lands after N's (offset commits of
+ * one group are last-writer-wins in {@code __consumer_offsets}: a later transaction's offsets
+ * must never be overwritten by an earlier one's). A transaction in doubt holds back its
+ * successors until its outcome is known.
+ * <p>
+ * A failure stops the line: when a transaction does not commit, every transaction committed
+ * asynchronously after it, up to the next {@link #drain()}, is aborted undecided (its future
+ * fails with {@link PredecessorFailedException}); nothing of them is visible. The caller then
+ * drains and rewinds its consumer to the first offsets not committed, as
+ * {@link CrossClusterProcessor} does. This is the Flink checkpoint idea (barriers in order,
+ * a failed one discards the later ones) at the scale of one thread's transactions.
+ * <p>
+ * Confined to one thread (the one that begins and commits), except the returned futures,
+ * which complete on the committing thread.
+ *
+ * @since 0.1.0
+ */
+public final class TransactionPipeline implements AutoCloseable {
+
+	private static final Logger logger = LoggerFactory.getLogger(TransactionPipeline.class);
+
+	private static final AtomicInteger threads = new AtomicInteger();
+
+	private final CrossClusterTransactionManager manager;
+
+	private final int depth;
+
+	private final Duration slotTimeout;
+
+	private final Semaphore permits;
+
+	private final ExecutorService committer;
+
+	private final Deque<CompletableFuture<Void>> submitted = new ArrayDeque<>();
+
+	/** The first failure since the last drain: set and read on the committing thread. */
+	private volatile @Nullable Throwable failure;
+
+	private boolean closed;
+
+	TransactionPipeline(CrossClusterTransactionManager manager, int depth, Duration slotTimeout) {
+		this.manager = manager;
+		this.depth = depth;
+		this.slotTimeout = slotTimeout;
+		this.permits = new Semaphore(depth);
+		this.committer = Executors.newSingleThreadExecutor((runnable) -> {
+			Thread thread = new Thread(runnable, "tandem-pipeline-" + threads.incrementAndGet());
+			thread.setDaemon(true);
+			return thread;
+		});
+	}
+
+	/**
+	 * Returns how many transactions may be open or committing at once.
+	 * @return 1 or more
+	 */
+	public int depth() {
+		return this.depth;
+	}
+
+	/**
+	 * Returns how many transactions are open or committing now.
+	 * @return 0 to {@link #depth()}
+	 */
+	public int inFlight() {
+		return this.depth - this.permits.availablePermits();
+	}
+
+	/**
+	 * Begins a transaction, waiting while {@link #depth()} transactions of this pipeline are
+	 * open or committing (at most the manager's commit timeout).
+	 * @return the transaction; end it with {@link #commitAsync} or its own {@code abort()}
+	 * @throws TandemException if no transaction ended in time
+	 * @throws IllegalStateException if the pipeline is closed
+	 */
+	public CrossClusterTransaction begin() {
+		if (this.closed) {
+			throw new IllegalStateException("Pipeline is closed");
+		}
+		try {
+			if (!this.permits.tryAcquire(this.slotTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+				throw new TandemException("No transaction of the pipeline ended within " + this.slotTimeout + " ("
+						+ this.depth + " in flight)");
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new TandemException("Interrupted while waiting for a pipelined transaction to end", ex);
+		}
+		try {
+			CrossClusterTransaction transaction = this.manager.begin();
+			transaction.onEnd(this.permits::release);
+			return transaction;
+		}
+		catch (RuntimeException ex) {
+			this.permits.release();
+			throw ex;
+		}
+	}
+
+	/**
+	 * Commits a transaction of this pipeline after every transaction committed before it; returns
+	 * at once. The caller must not use the transaction any more.
+	 * @param transaction an active transaction from {@link #begin()}
+	 * @return completes normally once the transaction committed on every cluster; exceptionally
+	 *     with {@link TransactionAbortedException} (nothing visible; a
+	 *     {@link PredecessorFailedException} if an earlier transaction failed), with
+	 *     {@link HeuristicOutcomeException}, or with another {@link TandemException}
+	 * @throws IllegalStateException if the transaction is not active or the pipeline is closed
+	 */
+	public CompletableFuture<Void> commitAsync(CrossClusterTransaction transaction) {
+		if (this.closed) {
+			throw new IllegalStateException("Pipeline is closed");
+		}
+		if (transaction.state() != TransactionState.ACTIVE) {
+			throw new IllegalStateException("Transaction " + transaction.transactionId() + " is " + transaction.state()
+					+ ", not ACTIVE");
+		}
+		forgetCompleted();
+		CompletableFuture<Void> outcome = new CompletableFuture<>();
+		this.submitted.add(outcome);
+		this.committer.execute(() -> commitInOrder(transaction, outcome));
+		return outcome;
+	}
+
+	private void commitInOrder(CrossClusterTransaction transaction, CompletableFuture<Void> outcome) {
+		Throwable earlier = this.failure;
+		if (earlier != null) {
+			try {
+				transaction.abort();
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Abort of pipelined transaction {} after an earlier failure failed", transaction.transactionId(),
+						ex);
+			}
+			outcome.completeExceptionally(new PredecessorFailedException("Transaction " + transaction.transactionId()
+					+ " was aborted undecided: an earlier transaction of its pipeline failed (" + earlier + ")", earlier));
+			return;
+		}
+		try {
+			commitToTheEnd(transaction);
+			outcome.complete(null);
+		}
+		catch (Throwable ex) {
+			this.failure = ex;
+			outcome.completeExceptionally(ex);
+		}
+	}
+
+	/** Commits; a transaction in doubt is waited for, so that its successors stay behind it. */
+	private void commitToTheEnd(CrossClusterTransaction transaction) throws Throwable {
+		try {
+			transaction.commit();
+		}
+		catch (InDoubtTransactionException ex) {
+			TransactionState resolved;
+			try {
+				resolved = ex.outcome().get();
+			}
+			catch (ExecutionException failed) {
+				throw failed.getCause();
+			}
+			catch (InterruptedException interrupted) {
+				Thread.currentThread().interrupt();
+				throw ex;
+			}
+			if (resolved == TransactionState.ABORTED) {
+				throw new TransactionAbortedException("In-doubt transaction " + transaction.transactionId()
+						+ " was resolved as aborted", ex);
+			}
+			if (resolved != TransactionState.COMMITTED) {
+				HeuristicOutcomeException.HeuristicOutcome heuristic = this.manager.heuristicOutcome(transaction.transactionId());
+				throw new HeuristicOutcomeException((heuristic != null) ? heuristic
+						: new HeuristicOutcomeException.HeuristicOutcome(transaction.transactionId(), List.of(), List.of(),
+								System.currentTimeMillis()));
+			}
+		}
+	}
+
+	/**
+	 * Waits until every transaction committed asynchronously so far has its outcome, then makes
+	 * the pipeline commit again after a failure.
+	 * @throws TandemException (or a subclass: the failure itself) the first failure since the
+	 *     last drain, after which later transactions were aborted
+	 */
+	public void drain() {
+		Throwable first = null;
+		while (!this.submitted.isEmpty()) {
+			CompletableFuture<Void> outcome = this.submitted.poll();
+			try {
+				outcome.join();
+			}
+			catch (CompletionException ex) {
+				if (first == null) {
+					first = ex.getCause();
+				}
+			}
+		}
+		// Every task ran: the committing thread wrote its last failure before completing it.
+		this.failure = null;
+		if (first instanceof RuntimeException runtime) {
+			throw runtime;
+		}
+		if (first != null) {
+			throw new TandemException("Pipelined transaction failed: " + first, first);
+		}
+	}
+
+	/** Forgets the commits already known to have succeeded, so that the queue stays short. */
+	private void forgetCompleted() {
+		while (!this.submitted.isEmpty() && this.submitted.peek().isDone()
+				&& !this.submitted.peek().isCompletedExceptionally()) {
+			this.submitted.poll();
+		}
+	}
+
+	/**
+	 * Drains (a failure is logged, not thrown), then stops the committing thread. The manager
+	 * stays open. Idempotent.
+	 */
+	@Override
+	public void close() {
+		if (this.closed) {
+			return;
+		}
+		try {
+			drain();
+		}
+		catch (RuntimeException ex) {
+			logger.warn("A pipelined transaction failed before the pipeline closed: {}", ex.toString());
+		}
+		finally {
+			this.closed = true;
+			this.committer.shutdown();
+		}
+	}
+
+}

@@ -1,0 +1,328 @@
+package dev.tandem.transaction;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ReadCommitted;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Pipelined transactions ({@link TransactionPipeline}) and the consume-transform-produce loop
+ * on them ({@link CrossClusterProcessor}) across two real 3-broker KRaft clusters.
+ */
+class CrossClusterProcessorTests {
+
+	private static final StringSerializer STRING = new StringSerializer();
+
+	private static final int PARTITIONS = 3;
+
+	private static EmbeddedKafkaClusters kafka;
+
+	private final List<AutoCloseable> closeables = new ArrayList<>();
+
+	private String topic = "";
+
+	@BeforeAll
+	static void startClusters() {
+		kafka = EmbeddedKafkaClusters.builder().cluster("east", 3).cluster("west", 3).build().start();
+	}
+
+	@AfterAll
+	static void stopClusters() {
+		if (kafka != null) {
+			kafka.close();
+		}
+	}
+
+	@BeforeEach
+	void createTopics(TestInfo info) {
+		this.topic = "p-" + info.getTestMethod().orElseThrow().getName();
+		kafka.cluster("east").createTopic(this.topic, PARTITIONS, (short) 3);
+		kafka.cluster("west").createTopic(this.topic, PARTITIONS, (short) 3);
+	}
+
+	@AfterEach
+	void close() throws Exception {
+		for (int i = this.closeables.size() - 1; i >= 0; i--) {
+			this.closeables.get(i).close();
+		}
+	}
+
+	private CrossClusterTransactionManager manager() {
+		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
+			.slots(4)
+			.cluster("east", clientConfig("east"))
+			.cluster("west", clientConfig("west"))
+			.idPrefix("pipeline")
+			.instanceId(this.topic)
+			.decisionLog(new InMemoryDecisionLog())
+			.commitTimeout(Duration.ofSeconds(10))
+			.build();
+		manager.start();
+		this.closeables.add(manager);
+		return manager;
+	}
+
+	private static Map<String, Object> clientConfig(String cluster) {
+		Map<String, Object> config = new HashMap<>();
+		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.cluster(cluster).bootstrapServers());
+		config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000);
+		return config;
+	}
+
+	private void produceSource(int count) {
+		Map<String, Object> config = clientConfig("east");
+		try (KafkaProducer<String, String> producer = new KafkaProducer<>(config, STRING, STRING)) {
+			for (int i = 0; i < count; i++) {
+				producer.send(new ProducerRecord<>(this.topic, "k" + i, "v" + i));
+			}
+		}
+	}
+
+	private KafkaConsumer<String, String> consumer(CrossClusterTransactionManager manager, int maxPollRecords) {
+		Map<String, Object> overrides = new HashMap<>();
+		overrides.put(ConsumerConfig.GROUP_ID_CONFIG, "g-" + this.topic);
+		overrides.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+		overrides.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, maxPollRecords);
+		KafkaConsumer<String, String> consumer = manager.createConsumer("east", overrides, new StringDeserializer(),
+				new StringDeserializer());
+		this.closeables.add(consumer);
+		return consumer;
+	}
+
+	/** Copies every record to the same partition of the west topic. */
+	private CrossClusterProcessor.BatchHandler<String, String> copyWest() {
+		return (records, transaction) -> {
+			for (ConsumerRecord<String, String> record : records) {
+				transaction.send("west", new ProducerRecord<>(this.topic, record.partition(), record.key(), record.value()),
+						STRING, STRING);
+			}
+		};
+	}
+
+	private Map<TopicPartition, OffsetAndMetadata> committedOnEast() throws Exception {
+		try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.cluster("east").bootstrapServers()))) {
+			return admin.listConsumerGroupOffsets("g-" + this.topic).partitionsToOffsetAndMetadata().get();
+		}
+	}
+
+	private void pollUntilCommitted(CrossClusterProcessor<String, String> processor, int total,
+			List<Throwable> failures) {
+		await().atMost(Duration.ofSeconds(60)).pollInSameThread().pollInterval(Duration.ofMillis(10)).until(() -> {
+			try {
+				processor.poll(Duration.ofMillis(50));
+			}
+			catch (TandemException ex) {
+				failures.add(ex);
+			}
+			Map<TopicPartition, OffsetAndMetadata> committed = committedOnEast();
+			return committed.values().stream().mapToLong(OffsetAndMetadata::offset).sum() == total;
+		});
+	}
+
+	@Test
+	void copiesEveryRecordOnceWithSeveralTransactionsInFlight() throws Exception {
+		CrossClusterTransactionManager manager = manager();
+		int total = 3000;
+		produceSource(total);
+		List<Integer> sizes = new CopyOnWriteArrayList<>();
+		CrossClusterProcessor<String, String> processor = CrossClusterProcessor.builder(manager, consumer(manager, 100))
+			.subscribe(List.of(this.topic))
+			.depth(3)
+			.maxRecords(200)
+			.maxInterval(Duration.ofSeconds(5))
+			.handler(copyWest())
+			.listener(new CrossClusterProcessor.ProcessorListener() {
+				@Override
+				public void onCommitted(String transactionId, int records, Map<TopicPartition, OffsetAndMetadata> next) {
+					sizes.add(records);
+				}
+			})
+			.build();
+		this.closeables.add(processor);
+		List<Throwable> failures = new ArrayList<>();
+		pollUntilCommitted(processor, total, failures);
+
+		assertThat(failures).isEmpty();
+		List<ConsumerRecord<byte[], byte[]>> copied = ReadCommitted.records(kafka.cluster("west").bootstrapServers(),
+				this.topic, ReadCommitted.DEFAULT_TIMEOUT);
+		assertThat(copied).hasSize(total);
+		assertThat(copied.stream().map((r) -> new String(r.value())).distinct().count()).isEqualTo(total);
+		assertThat(sizes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(total);
+		// spanning polls: 100 records per poll, transactions of at least 200 (the last may be smaller)
+		assertThat(sizes.subList(0, sizes.size() - 1)).allSatisfy((size) -> assertThat(size).isGreaterThanOrEqualTo(200));
+		assertThat(sizes.size()).isLessThanOrEqualTo(total / 200 + 1);
+	}
+
+	@Test
+	void aFailedCommitAbortsItsSuccessorsAndTheRecordsAreDeliveredAgain() throws Exception {
+		CrossClusterTransactionManager manager = manager();
+		int total = 2000;
+		produceSource(total);
+		AtomicBoolean poisoned = new AtomicBoolean();
+		List<Throwable> aborted = new CopyOnWriteArrayList<>();
+		CrossClusterProcessor<String, String> processor = CrossClusterProcessor.builder(manager, consumer(manager, 50))
+			.subscribe(List.of(this.topic))
+			.depth(2)
+			.maxRecords(100)
+			.handler(copyWest())
+			.beforeCommit((transaction, next) -> {
+				if (poisoned.compareAndSet(false, true)) {
+					// larger than max.request.size: the send fails, so the transaction's prepare fails
+					transaction.send("west", new ProducerRecord<>(this.topic, new byte[0], new byte[2 * 1024 * 1024]));
+				}
+			})
+			.listener(new CrossClusterProcessor.ProcessorListener() {
+				@Override
+				public void onAborted(String transactionId, Throwable cause) {
+					aborted.add(cause);
+				}
+			})
+			.build();
+		this.closeables.add(processor);
+		List<Throwable> failures = new ArrayList<>();
+		pollUntilCommitted(processor, total, failures);
+
+		assertThat(failures).hasSize(1);
+		assertThat(failures.get(0)).isInstanceOf(TransactionAbortedException.class)
+			.isNotInstanceOf(PredecessorFailedException.class);
+		assertThat(aborted.get(0)).hasRootCauseInstanceOf(RecordTooLargeException.class);
+		List<String> copied = ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic);
+		assertThat(copied).hasSize(total);
+		assertThat(new HashSet<>(copied)).hasSize(total);
+	}
+
+	@Test
+	void aHandlerFailureRewindsAndThrowsOnce() throws Exception {
+		CrossClusterTransactionManager manager = manager();
+		int total = 600;
+		produceSource(total);
+		AtomicBoolean failed = new AtomicBoolean();
+		CrossClusterProcessor<String, String> processor = CrossClusterProcessor.builder(manager, consumer(manager, 50))
+			.subscribe(List.of(this.topic))
+			.maxRecords(100)
+			.handler((records, transaction) -> {
+				copyWest().handle(records, transaction);
+				for (ConsumerRecord<String, String> record : records) {
+					if (record.value().equals("v300") && failed.compareAndSet(false, true)) {
+						throw new IllegalStateException("record v300 failed once");
+					}
+				}
+			})
+			.build();
+		this.closeables.add(processor);
+		List<Throwable> failures = new ArrayList<>();
+		pollUntilCommitted(processor, total, failures);
+
+		assertThat(failures).hasSize(1);
+		assertThat(failures.get(0)).isInstanceOf(TransactionAbortedException.class)
+			.hasRootCauseMessage("record v300 failed once");
+		List<String> copied = ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic);
+		assertThat(copied).hasSize(total);
+		assertThat(new HashSet<>(copied)).hasSize(total);
+	}
+
+	@Test
+	void pipelineCommitsInOrderAndAbortsUndecidedSuccessorsOfAFailure() throws Exception {
+		CrossClusterTransactionManager manager = manager();
+		KafkaConsumer<String, String> consumer = consumer(manager, 10);
+		TopicPartition partition = new TopicPartition(this.topic, 0);
+		try (TransactionPipeline pipeline = manager.pipeline(3)) {
+			List<CompletableFuture<Void>> outcomes = new ArrayList<>();
+			// three transactions in flight, each committing a later offset of the same group
+			for (int i = 1; i <= 3; i++) {
+				CrossClusterTransaction transaction = pipeline.begin();
+				transaction.send("west", new ProducerRecord<>(this.topic, "ok-" + i), STRING, STRING);
+				transaction.sendOffsets(consumer, Map.of(partition, new OffsetAndMetadata(i * 10L)));
+				outcomes.add(pipeline.commitAsync(transaction));
+			}
+			pipeline.drain();
+			assertThat(outcomes).allSatisfy((outcome) -> assertThat(outcome).isCompleted());
+			assertThat(committedOnEast().get(partition).offset()).isEqualTo(30L);
+
+			CrossClusterTransaction failing = pipeline.begin();
+			failing.send("west", new ProducerRecord<>(this.topic, new byte[0], new byte[2 * 1024 * 1024]));
+			failing.sendOffsets(consumer, Map.of(partition, new OffsetAndMetadata(40L)));
+			CrossClusterTransaction successor = pipeline.begin();
+			successor.send("west", new ProducerRecord<>(this.topic, "after-failure"), STRING, STRING);
+			successor.sendOffsets(consumer, Map.of(partition, new OffsetAndMetadata(50L)));
+			CompletableFuture<Void> failed = pipeline.commitAsync(failing);
+			CompletableFuture<Void> abortedSuccessor = pipeline.commitAsync(successor);
+			assertThatExceptionOfType(TransactionAbortedException.class).isThrownBy(pipeline::drain);
+			assertThat(failed).isCompletedExceptionally();
+			assertThat(abortedSuccessor).failsWithin(Duration.ZERO)
+				.withThrowableOfType(java.util.concurrent.ExecutionException.class)
+				.withCauseInstanceOf(PredecessorFailedException.class);
+			assertThat(successor.state()).isEqualTo(TransactionState.ABORTED);
+
+			// after the drain, the pipeline commits again
+			CrossClusterTransaction next = pipeline.begin();
+			next.send("west", new ProducerRecord<>(this.topic, "ok-4"), STRING, STRING);
+			next.sendOffsets(consumer, Map.of(partition, new OffsetAndMetadata(60L)));
+			pipeline.commitAsync(next).join();
+		}
+		assertThat(committedOnEast().get(partition).offset()).isEqualTo(60L);
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic))
+			.containsExactlyInAnyOrder("ok-1", "ok-2", "ok-3", "ok-4");
+	}
+
+	@Test
+	void aDepthAboveTheSlotsIsRefusedNamingTheProperty() {
+		CrossClusterTransactionManager manager = manager();
+		assertThatExceptionOfType(IllegalArgumentException.class).isThrownBy(() -> manager.pipeline(5))
+			.withMessageContaining("outside 1..4")
+			.withMessageContaining("tandem.transaction.slots");
+	}
+
+	@Test
+	void translatedGroupOffsetsLandOnTheNamedCluster() throws Exception {
+		CrossClusterTransactionManager manager = manager();
+		TopicPartition partition = new TopicPartition(this.topic, 1);
+		CrossClusterTransaction transaction = manager.begin();
+		transaction.send("west", new ProducerRecord<>(this.topic, 1, "k", "mirrored"), STRING, STRING);
+		transaction.sendGroupOffsets("west", "moved-group", Map.of(partition, new OffsetAndMetadata(1L)));
+		transaction.commit();
+		try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.cluster("west").bootstrapServers()))) {
+			Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets("moved-group")
+				.partitionsToOffsetAndMetadata().get();
+			assertThat(offsets).containsEntry(partition, new OffsetAndMetadata(1L));
+		}
+		try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.cluster("east").bootstrapServers()))) {
+			Set<String> groups = new HashSet<>();
+			admin.listConsumerGroups().all().get().forEach((listing) -> groups.add(listing.groupId()));
+			assertThat(groups).doesNotContain("moved-group");
+		}
+	}
+
+}
