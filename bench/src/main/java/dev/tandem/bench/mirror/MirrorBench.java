@@ -58,11 +58,12 @@ import dev.tandem.test.EmbeddedKafkaClusters;
  * Options ({@code --name value}): {@code --data} flights JSON file (required; the profile passes
  * the sample app's {@code flights-20k.json}, cycled), {@code --mm2-classpath} file holding
  * MirrorMaker 2's class path (required for the {@code mm2-*} contenders; the profile resolves
- * it), {@code --contenders} ({@code mm2-eos,mm2-alo,tandem}), {@code --rounds} (2),
- * {@code --records} backlog per run (200000), {@code --live-rate} (2000), {@code --live-duration}
+ * it), {@code --contenders} ({@code mm2-eos,mm2-alo,tandem}), {@code --rounds} (3),
+ * {@code --records} backlog per run (150000), {@code --live-rate} (2000), {@code --live-duration}
  * (10s), {@code --lag-fraction} (0.3), {@code --settle} (5s), {@code --sync-wait} (60s),
  * {@code --brokers} (3), {@code --partitions} (6), {@code --report}
- * ({@code bench/target/mirror-bench.md}). The report goes to stdout and the file.
+ * ({@code bench/target/mirror-bench.md}), {@code --log-dir} for MirrorMaker 2's configuration
+ * files and logs ({@code bench/target/mirror-bench-logs}). The report goes to stdout and the file.
  *
  * @since 0.1.0
  */
@@ -94,10 +95,12 @@ public final class MirrorBench {
 
 	private final int partitions;
 
+	private final Path logs;
+
 	private MirrorBench(Map<String, String> options) {
 		this.options = options;
-		this.rounds = Integer.parseInt(option("rounds", "2"));
-		this.backlog = Long.parseLong(option("records", "200000"));
+		this.rounds = Integer.parseInt(option("rounds", "3"));
+		this.backlog = Long.parseLong(option("records", "150000"));
 		this.liveRate = Integer.parseInt(option("live-rate", "2000"));
 		this.liveDuration = BenchOptions.duration(option("live-duration", "10s"));
 		this.lagFraction = Double.parseDouble(option("lag-fraction", "0.3"));
@@ -105,6 +108,7 @@ public final class MirrorBench {
 		this.syncWait = BenchOptions.duration(option("sync-wait", "60s"));
 		this.brokers = Integer.parseInt(option("brokers", "3"));
 		this.partitions = Integer.parseInt(option("partitions", "6"));
+		this.logs = Path.of(option("log-dir", "bench/target/mirror-bench-logs"));
 		if (this.rounds < 1 || this.backlog < 1 || this.liveRate < 1 || this.brokers < 1 || this.partitions < 1) {
 			throw new IllegalArgumentException("--rounds, --records, --live-rate, --brokers and --partitions must be 1 or more");
 		}
@@ -151,7 +155,7 @@ public final class MirrorBench {
 		short replication = (short) Math.min(3, this.brokers);
 		try {
 			for (String name : option("contenders", "mm2-eos,mm2-alo,tandem").split(",")) {
-				contenders.add(contender(name.trim()));
+				contenders.add(contender(name.trim(), work));
 			}
 			EmbeddedKafkaClusters.Builder builder = EmbeddedKafkaClusters.builder()
 				.operationTimeout(Duration.ofMinutes(2));
@@ -206,11 +210,11 @@ public final class MirrorBench {
 			.render();
 	}
 
-	private Contender contender(String name) throws Exception {
+	private Contender contender(String name, Path work) throws Exception {
 		return switch (name) {
 			case "mm2-eos", "mm2-alo" -> new MirrorMaker2Contender(name.equals("mm2-eos"), Path.of(Objects.requireNonNull(
 					this.options.get("mm2-classpath"), "--mm2-classpath <file> is required for the " + name + " contender")));
-			case "tandem" -> new TandemMirrorContender();
+			case "tandem" -> new TandemMirrorContender(work.resolve("coordinator"));
 			default -> throw new IllegalArgumentException("Unknown contender '" + name + "' in --contenders; use "
 					+ "mm2-eos, mm2-alo, tandem");
 		};
@@ -237,7 +241,7 @@ public final class MirrorBench {
 			traffic.consumeAndCommit(tip, this.backlog, 1.0);
 			Path runWork = Files.createDirectories(work.resolve(tag));
 			MirrorRun run = new MirrorRun(tag, SOURCE, TARGET, source.bootstrapServers(), target.bootstrapServers(), topic,
-					remoteTopic, List.of(lagging, tip), this.partitions, runWork);
+					remoteTopic, List.of(lagging, tip), this.partitions, runWork, Files.createDirectories(this.logs));
 			TargetReader.Tally tally;
 			double syncSeconds;
 			long startNanos;

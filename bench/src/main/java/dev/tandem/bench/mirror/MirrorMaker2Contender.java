@@ -70,7 +70,7 @@ final class MirrorMaker2Contender implements Contender {
 		return "MirrorMaker 2 " + (this.exactlyOnce ? "exactly-once" : "at-least-once") + ", dedicated mode, 1 node, "
 				+ "own JVM (-Xmx512m), tasks.max=1 (default), offset.lag.max=100 (default): "
 				+ properties(new MirrorRun("<tag>", "<source>", "<target>", "...", "...", "<topic>", "<remote>",
-						List.of("<groups>"), 0, Path.of(".")), 0)
+						List.of("<groups>"), 0, Path.of("."), Path.of(".")), 0)
 					.entrySet().stream().filter((e) -> !e.getKey().contains("bootstrap")
 							&& !e.getKey().contains("storage.topic") && !e.getKey().endsWith("group.id")
 							&& !e.getKey().equals("clusters") && !e.getKey().endsWith(".topics")
@@ -116,11 +116,11 @@ final class MirrorMaker2Contender implements Contender {
 		try (ServerSocket socket = new ServerSocket(0)) {
 			restPort = socket.getLocalPort();
 		}
-		Path config = run.work().resolve(run.tag() + "-mm2.properties");
+		Path config = run.logs().resolve(run.tag() + "-mm2.properties");
 		StringBuilder text = new StringBuilder();
 		properties(run, restPort).forEach((key, value) -> text.append(key).append(" = ").append(value).append('\n'));
 		Files.writeString(config, text, StandardCharsets.UTF_8);
-		Path log = run.work().resolve(run.tag() + "-mm2.log");
+		Path log = run.logs().resolve(run.tag() + "-mm2.log");
 		List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
 				"-Xmx512m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
 				"-Dorg.slf4j.simpleLogger.log.org.apache.kafka.connect.mirror=info",

@@ -9,8 +9,10 @@ import java.util.List;
  * the same partition count), and the source consumer groups whose offsets it translates.
  *
  * @param tag names this run's topics, groups and internal state: {@code r<round>-<contender>}
- * @param work a directory for this run's files (configuration, logs)
+ * @param work a scratch directory for this run, deleted after the bench
+ * @param logs a directory kept after the bench, for this run's configuration files and logs
  */
 record MirrorRun(String tag, String sourceAlias, String targetAlias, String sourceBootstrapServers,
-		String targetBootstrapServers, String topic, String remoteTopic, List<String> groups, int partitions, Path work) {
+		String targetBootstrapServers, String topic, String remoteTopic, List<String> groups, int partitions, Path work,
+		Path logs) {
 }
