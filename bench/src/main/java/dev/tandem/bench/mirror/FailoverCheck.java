@@ -70,6 +70,8 @@ final class FailoverCheck {
 		long committedSource = 0;
 		long committedTarget = 0;
 		long wrongPartition = 0;
+		long mismatches = 0;
+		long exactTarget = -1;
 		int untranslated = 0;
 		try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config)) {
 			consumer.assign(partitions);
@@ -97,8 +99,12 @@ final class FailoverCheck {
 				for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
 					long id = SourceLog.id(record.key());
 					long sourceOffset = contender.sourceOffset(record);
-					if (sourceOffset < 0 && id >= 0 && id < log.size()) {
-						sourceOffset = log.offset(id);
+					long logged = (id >= 0 && id < log.size()) ? log.offset(id) : -1;
+					if (sourceOffset < 0) {
+						sourceOffset = logged;
+					}
+					else if (sourceOffset != logged) {
+						mismatches++;
 					}
 					if (sourceOffset < 0 || id < 0 || log.partition(id) != record.partition()) {
 						wrongPartition++;
@@ -121,17 +127,54 @@ final class FailoverCheck {
 				BitSet read = readAtOrAfter.get(p);
 				skips += (log.count(p, records) - from) - ((read != null) ? read.cardinality() : 0);
 			}
+			if (skips > 0 || mismatches > 0) {
+				exactTarget = exactTranslation(consumer, partitions, ends, topic, sourceCommitted, log, contender);
+			}
 		}
-		return new Result(group, committedSource, committedTarget, rereads, skips, untranslated, wrongPartition);
+		return new Result(group, committedSource, committedTarget, rereads, skips, untranslated, wrongPartition,
+				mismatches, exactTarget);
+	}
+
+	/**
+	 * Diagnoses a translation that skipped records: reads the remote topic from its beginning and
+	 * returns the sum over partitions of the exact translation, the target offset of the first
+	 * record whose source offset is at or after the group's committed source offset (the
+	 * partition's end offset where there is none).
+	 */
+	private static long exactTranslation(KafkaConsumer<byte[], byte[]> consumer, List<TopicPartition> partitions,
+			Map<TopicPartition, Long> ends, String topic, Map<TopicPartition, Long> sourceCommitted, SourceLog log,
+			Contender contender) {
+		Map<TopicPartition, Long> exact = new HashMap<>(ends);
+		consumer.seekToBeginning(partitions);
+		Set<TopicPartition> open = new HashSet<>(partitions);
+		long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+		while (!open.isEmpty() && System.nanoTime() < deadline) {
+			for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
+				long sourceOffset = contender.sourceOffset(record);
+				long id = SourceLog.id(record.key());
+				if (sourceOffset < 0 && id >= 0 && id < log.size()) {
+					sourceOffset = log.offset(id);
+				}
+				TopicPartition partition = new TopicPartition(record.topic(), record.partition());
+				long from = sourceCommitted.getOrDefault(new TopicPartition(topic, record.partition()), 0L);
+				if (sourceOffset >= from && record.offset() < exact.get(partition)) {
+					exact.put(partition, record.offset());
+				}
+			}
+			open.removeIf((partition) -> consumer.position(partition) >= ends.get(partition));
+		}
+		return exact.values().stream().mapToLong(Long::longValue).sum();
 	}
 
 	/**
 	 * One group's failover: the sums over partitions of its committed source offsets and of its
 	 * translated offsets on the target, records re-read and skipped, partitions without a
-	 * translated offset, and records read whose origin could not be placed.
+	 * translated offset, records read whose origin could not be placed, records whose provenance
+	 * header names another source offset than the bench logged for their id, and, only when records
+	 * were skipped or mismatched, the sum of the exact translations (else -1).
 	 */
 	record Result(String group, long committedSource, long committedTarget, long rereads, long skips,
-			int untranslated, long unplaced) {
+			int untranslated, long unplaced, long mismatches, long exactTarget) {
 	}
 
 }

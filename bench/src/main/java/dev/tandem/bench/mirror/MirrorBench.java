@@ -247,7 +247,7 @@ public final class MirrorBench {
 			long startNanos;
 			long firstNanos;
 			long backlogNanos;
-			try (TargetReader reader = new TargetReader(target, remoteTopic, this.partitions, this.backlog, total)) {
+			try (TargetReader reader = new TargetReader(target, remoteTopic, log, this.backlog, total)) {
 				startNanos = System.nanoTime();
 				contender.start(run);
 				try {

@@ -65,24 +65,25 @@ final class MirrorReport {
 				this.took.toMillis() / 60_000.0));
 		out.append(this.setup).append('\n');
 		out.append("| contender | records/s (median [min-max]) | start s | e2e p50 ms | e2e p99 ms | e2e max ms "
-				+ "| copy, read_committed | lagging group: re-read / skipped | tip group: re-read / skipped "
+				+ "| copy, read_committed | out of source order | lagging group: re-read / skipped | tip group: re-read / skipped "
 				+ "| offsets settled s |\n");
-		out.append("|---|---|---|---|---|---|---|---|---|---|\n");
+		out.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
 		for (String contender : this.contenders) {
 			List<RunResult> runs = runs(contender);
 			if (runs.isEmpty()) {
 				List<RunResult> failed = this.results.stream().filter((r) -> r.contender().equals(contender)).toList();
 				out.append("| ").append(contender).append(" | failed: ")
-					.append(failed.isEmpty() ? "not run" : escape(failed.get(0).error())).append(" | | | | | | | | |\n");
+					.append(failed.isEmpty() ? "not run" : escape(failed.get(0).error())).append(" | | | | | | | | | |\n");
 				continue;
 			}
 			Histogram merged = new Histogram(runs.get(0).latency().getHighestTrackableValue(), 3);
 			runs.forEach((r) -> merged.add(r.latency()));
 			List<Double> rates = runs.stream().map(RunResult::recordsPerSecond).sorted().toList();
-			out.append(String.format(Locale.ROOT, "| %s | %,.0f [%,.0f-%,.0f] | %.1f | %s | %s | %s | %s | %s | %s | %s |%n",
+			out.append(String.format(Locale.ROOT, "| %s | %,.0f [%,.0f-%,.0f] | %.1f | %s | %s | %s | %s | %s | %s | %s | %s |%n",
 					contender, median(rates), rates.get(0), rates.get(rates.size() - 1),
 					median(runs.stream().map(RunResult::startSeconds).sorted().toList()), percentile(merged, 50),
-					percentile(merged, 99), merged.getMaxValue(), copies(runs), perRound(runs, (r) -> failover(r.lagging())),
+					percentile(merged, 99), merged.getMaxValue(), copies(runs),
+					perRound(runs, (r) -> Long.toString(r.tally().reordered())), perRound(runs, (r) -> failover(r.lagging())),
 					perRound(runs, (r) -> failover(r.tip())),
 					perRound(runs, (r) -> (r.syncSeconds() < 0) ? "did not settle"
 							: String.format(Locale.ROOT, "%.1f", r.syncSeconds()))));
@@ -93,29 +94,30 @@ final class MirrorReport {
 			.append(".\n\n");
 		out.append("Raw runs:\n\n");
 		out.append("| round | contender | records/s | start s | p50 | p99 | max | distinct | duplicates | missing "
-				+ "| foreign | lagging committed | lagging translated | lagging re-read | lagging skipped "
+				+ "| foreign | out of order | lagging committed | lagging translated | lagging re-read | lagging skipped "
 				+ "| tip committed | tip translated | tip re-read | tip skipped | untranslated partitions | settled s | error |\n");
-		out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+		out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 		for (RunResult r : this.results) {
 			if (r.error() != null) {
 				out.append(String.format(Locale.ROOT, "| %d | %s |%s %s |%n", r.round(), r.contender(),
-						" |".repeat(19), escape(r.error())));
+						" |".repeat(20), escape(r.error())));
 				continue;
 			}
 			TargetReader.Tally tally = r.tally();
 			FailoverCheck.Result lag = r.lagging();
 			FailoverCheck.Result tip = r.tip();
 			out.append(String.format(Locale.ROOT,
-					"| %d | %s | %.0f | %.1f | %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | |%n",
+					"| %d | %s | %.0f | %.1f | %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | |%n",
 					r.round(), r.contender(), r.recordsPerSecond(), r.startSeconds(), percentile(r.latency(), 50),
 					percentile(r.latency(), 99), r.latency().getMaxValue(), tally.distinct(), tally.duplicates(),
-					tally.missing(), tally.foreign(), lag.committedSource(), lag.committedTarget(), lag.rereads(),
+					tally.missing(), tally.foreign(), tally.reordered(), lag.committedSource(), lag.committedTarget(), lag.rereads(),
 					lag.skips(), tip.committedSource(), tip.committedTarget(), tip.rereads(), tip.skips(),
 					lag.untranslated() + tip.untranslated(), r.syncSeconds()));
 		}
 		out.append('\n');
 		out.append("Latency in ms, live records only. Committed/translated: sums over partitions of the group's "
-				+ "committed offset on the source and on the target.\n\n");
+				+ "committed offset on the source and on the target. Out of order: records read on the target "
+				+ "after a record of the same partition with a higher source offset.\n\n");
 		ratios(out);
 		return out.toString();
 	}
@@ -179,7 +181,10 @@ final class MirrorReport {
 		}
 		return result.rereads() + " / " + result.skips() + ((result.untranslated() > 0)
 				? " (" + result.untranslated() + " partitions untranslated)" : "")
-				+ ((result.unplaced() > 0) ? " (" + result.unplaced() + " unplaced)" : "");
+				+ ((result.unplaced() > 0) ? " (" + result.unplaced() + " unplaced)" : "")
+				+ ((result.mismatches() > 0) ? " (" + result.mismatches() + " provenance mismatches)" : "")
+				+ ((result.exactTarget() >= 0) ? " (translated " + result.committedTarget() + ", exact "
+						+ result.exactTarget() + ")" : "");
 	}
 
 	private static String perRound(List<RunResult> runs, Function<RunResult, String> value) {

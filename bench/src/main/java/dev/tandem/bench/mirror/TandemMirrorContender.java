@@ -19,7 +19,7 @@ import dev.tandem.transaction.CrossClusterTransactionManager;
  * instance, a {@link CrossClusterTransactionManager} on the source and the target with the
  * decision log an app gets by default (the embedded Ratis coordinator, one peer, log on disk,
  * shared by the runs), {@link MirrorSettings}' defaults otherwise. Each run gets a fresh manager
- * (its own instance id, so its own transactional ids) and a fresh mirror group.
+ * (its own id prefix, so its own transactional ids and leases) and a fresh mirror group.
  */
 final class TandemMirrorContender implements Contender {
 
@@ -57,8 +57,8 @@ final class TandemMirrorContender implements Contender {
 			this.coordinator = coordinator;
 		}
 		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
-			.idPrefix("mirror-bench")
-			.instanceId(run.tag())
+			.idPrefix("mirror-bench-" + run.tag())
+			.instanceId("mirror")
 			.decisionLog(coordinator.decisionLog())
 			.cluster(run.sourceAlias(), Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, run.sourceBootstrapServers()))
 			.cluster(run.targetAlias(), Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, run.targetBootstrapServers()))

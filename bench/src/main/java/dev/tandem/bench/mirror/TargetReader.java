@@ -23,7 +23,8 @@ import dev.tandem.test.EmbeddedKafkaCluster;
  * A {@code read_committed} reader of the mirrored topic on the target, from its beginning, on
  * its own thread, started before the mirror: counts every record id it sees (distinct,
  * duplicated, not of this run), notes when the backlog became visible, and records the
- * end-to-end latency of the live records: the time the reader got the record minus the record's
+ * end-to-end latency of the live records, and whether each partition's records come in their
+ * source order: the time the reader got the record minus the record's
  * timestamp, which is the source's append time ({@code LogAppendTime} on the source topic, kept
  * by the mirror). Reader and producer are in one JVM, so both read the same clock. The reader
  * asks for data every 20 ms at most ({@code fetch.max.wait.ms=20}).
@@ -50,6 +51,12 @@ final class TargetReader implements AutoCloseable {
 
 	private volatile long foreign;
 
+	private volatile long reordered;
+
+	private final long[] lastSourceOffset;
+
+	private final SourceLog log;
+
 	private volatile long firstSeenNanos;
 
 	private volatile long backlogDoneNanos;
@@ -58,7 +65,11 @@ final class TargetReader implements AutoCloseable {
 
 	private volatile @Nullable Throwable failure;
 
-	TargetReader(EmbeddedKafkaCluster target, String remoteTopic, int partitions, long backlog, long total) {
+	TargetReader(EmbeddedKafkaCluster target, String remoteTopic, SourceLog log, long backlog, long total) {
+		int partitions = log.partitions();
+		this.log = log;
+		this.lastSourceOffset = new long[partitions];
+		java.util.Arrays.fill(this.lastSourceOffset, -1);
 		this.backlog = backlog;
 		this.total = total;
 		this.seen = new BitSet((int) total);
@@ -107,6 +118,14 @@ final class TargetReader implements AutoCloseable {
 						this.duplicates++;
 					}
 					else {
+						long sourceOffset = this.log.offset(id);
+						if (sourceOffset >= 0 && record.partition() < this.lastSourceOffset.length) {
+							if (sourceOffset < this.lastSourceOffset[record.partition()]) {
+								this.reordered++;
+							}
+							this.lastSourceOffset[record.partition()] = Math.max(sourceOffset,
+									this.lastSourceOffset[record.partition()]);
+						}
 						this.seen.set((int) id);
 						distinct++;
 						if (id < this.backlog) {
@@ -188,7 +207,8 @@ final class TargetReader implements AutoCloseable {
 			}
 		}
 		close();
-		return new Tally(this.distinct, this.duplicates, this.foreign, this.total - this.distinct, this.latency.copy());
+		return new Tally(this.distinct, this.duplicates, this.foreign, this.total - this.distinct, this.reordered,
+				this.latency.copy());
 	}
 
 	@Override
@@ -200,9 +220,11 @@ final class TargetReader implements AutoCloseable {
 
 	/**
 	 * What the reader saw: distinct record ids, duplicated ones, records not of this run,
-	 * ids never seen, and the live records' latency in milliseconds.
+	 * ids never seen, records that came before a record of a lower source offset in the same
+	 * partition (the target's order differs from the source's), and the live records' latency
+	 * in milliseconds.
 	 */
-	record Tally(long distinct, long duplicates, long foreign, long missing, Histogram latency) {
+	record Tally(long distinct, long duplicates, long foreign, long missing, long reordered, Histogram latency) {
 
 		boolean exact() {
 			return this.duplicates == 0 && this.foreign == 0 && this.missing == 0;
