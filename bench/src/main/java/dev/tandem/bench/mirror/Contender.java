@@ -1,0 +1,47 @@
+package dev.tandem.bench.mirror;
+
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One way of mirroring, started and stopped once per run on fresh topics.
+ */
+interface Contender extends AutoCloseable {
+
+	/** Returns the name in the report: {@code mm2-eos}, {@code mm2-alo}, {@code tandem}. */
+	String id();
+
+	/** Returns the settings that matter, for the report (one line). */
+	String settings();
+
+	/** Returns the remote topic's name for a source topic: MirrorMaker 2's default {@code <alias>.<topic>}. */
+	default String remoteTopic(String sourceAlias, String topic) {
+		return sourceAlias + "." + topic;
+	}
+
+	/**
+	 * Starts mirroring {@code run.topic()} and translating {@code run.groups()}; returns once the
+	 * mirror is started (not necessarily copying yet).
+	 */
+	void start(MirrorRun run) throws Exception;
+
+	/** Returns why the running mirror stopped by itself, or null while it runs. */
+	@Nullable String failure();
+
+	/** Stops the mirror of the current run. */
+	void stop() throws Exception;
+
+	/**
+	 * Returns the source offset a mirrored record carries (a provenance header), or -1 if it
+	 * carries none and the bench must place it by its record id.
+	 */
+	default long sourceOffset(ConsumerRecord<byte[], byte[]> record) {
+		return -1;
+	}
+
+	/** Releases what the contender keeps across runs. */
+	@Override
+	default void close() throws Exception {
+	}
+
+}

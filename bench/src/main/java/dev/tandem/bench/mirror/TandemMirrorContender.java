@@ -1,0 +1,115 @@
+package dev.tandem.bench.mirror;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.jspecify.annotations.Nullable;
+
+import dev.tandem.coordinator.EmbeddedCoordinator;
+import dev.tandem.mirror.Mirror;
+import dev.tandem.mirror.MirrorSettings;
+import dev.tandem.mirror.Provenance;
+import dev.tandem.transaction.CrossClusterTransactionManager;
+
+/**
+ * Tandem's mirror ({@link Mirror}, module {@code mirror}) as a library in the bench's JVM: one
+ * instance, a {@link CrossClusterTransactionManager} on the source and the target with the
+ * decision log an app gets by default (the embedded Ratis coordinator, one peer, log on disk,
+ * shared by the runs), {@link MirrorSettings}' defaults otherwise. Each run gets a fresh manager
+ * (its own id prefix, so its own transactional ids and leases) and a fresh mirror group.
+ */
+final class TandemMirrorContender implements Contender {
+
+	private final Path coordinatorDirectory;
+
+	private @Nullable EmbeddedCoordinator coordinator;
+
+	private @Nullable CrossClusterTransactionManager manager;
+
+	private @Nullable Mirror mirror;
+
+	TandemMirrorContender(Path coordinatorDirectory) {
+		this.coordinatorDirectory = coordinatorDirectory;
+	}
+
+	@Override
+	public String id() {
+		return "tandem";
+	}
+
+	@Override
+	public String settings() {
+		MirrorSettings defaults = MirrorSettings.builder("east", List.of("west")).topics(List.of("t")).build();
+		return "Tandem's mirror, 1 instance in the bench's JVM, embedded Ratis decision log (1 peer, on disk), "
+				+ "settings' defaults: max-records=" + defaults.maxRecords() + ", max-interval="
+				+ defaults.maxInterval().toMillis() + " ms, depth=" + defaults.depth() + ", group-sync-interval="
+				+ defaults.groupSyncInterval().toMillis() + " ms; kafka-clients defaults for its clients";
+	}
+
+	@Override
+	public void start(MirrorRun run) throws Exception {
+		EmbeddedCoordinator coordinator = this.coordinator;
+		if (coordinator == null) {
+			coordinator = EmbeddedCoordinator.start(this.coordinatorDirectory);
+			this.coordinator = coordinator;
+		}
+		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
+			.idPrefix("mirror-bench-" + run.tag())
+			.instanceId("mirror")
+			.decisionLog(coordinator.decisionLog())
+			.cluster(run.sourceAlias(), Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, run.sourceBootstrapServers()))
+			.cluster(run.targetAlias(), Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, run.targetBootstrapServers()))
+			.build();
+		this.manager = manager;
+		manager.start();
+		MirrorSettings settings = MirrorSettings.builder(run.sourceAlias(), List.of(run.targetAlias()))
+			.topics(List.of(run.topic()))
+			.groups(run.groups())
+			.consumerGroup("tandem-mirror-" + run.tag())
+			.build();
+		Mirror mirror = new Mirror(manager, settings);
+		this.mirror = mirror;
+		mirror.start();
+	}
+
+	@Override
+	public @Nullable String failure() {
+		Mirror mirror = this.mirror;
+		Throwable failure = (mirror != null) ? mirror.failure() : null;
+		return (failure != null) ? "Tandem's mirror failed: " + failure : null;
+	}
+
+	@Override
+	public void stop() {
+		Mirror mirror = this.mirror;
+		this.mirror = null;
+		if (mirror != null) {
+			mirror.close();
+		}
+		CrossClusterTransactionManager manager = this.manager;
+		this.manager = null;
+		if (manager != null) {
+			manager.close();
+		}
+	}
+
+	@Override
+	public long sourceOffset(ConsumerRecord<byte[], byte[]> record) {
+		Provenance provenance = Provenance.read(record.headers());
+		return (provenance != null) ? provenance.offset() : -1;
+	}
+
+	@Override
+	public void close() throws Exception {
+		stop();
+		EmbeddedCoordinator coordinator = this.coordinator;
+		this.coordinator = null;
+		if (coordinator != null) {
+			coordinator.close();
+		}
+	}
+
+}
