@@ -30,7 +30,7 @@ import dev.tandem.test.EmbeddedKafkaCluster;
 import dev.tandem.test.EmbeddedKafkaClusters;
 
 /**
- * The mirror quick start on two embedded clusters ({@code mvn -B -Pdemo -pl mirror -am -DskipTests
+ * The mirror quick start on two embedded clusters ({@code mvn -B -Pmirror-demo -pl mirror -am -DskipTests
  * verify}): loads 10,000 records into topic {@code orders} on east, lets group {@code billing}
  * consume 4,000 of them there, runs the mirror app east→west with {@code billing} selected, reads
  * {@code /actuator/kafkamirror}, then moves {@code billing} to west and checks that it reads exactly
