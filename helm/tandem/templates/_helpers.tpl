@@ -42,6 +42,12 @@ app.kubernetes.io/name: {{ include "tandem.name" . }}-coordinator
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{/* Selector labels of the mirror. */}}
+{{- define "tandem.mirror.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "tandem.name" . }}-mirror
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
 {{/* Selector labels of the sample app. */}}
 {{- define "tandem.sampleApp.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "tandem.name" . }}-sample-app

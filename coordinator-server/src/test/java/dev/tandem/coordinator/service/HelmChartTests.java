@@ -213,6 +213,31 @@ class HelmChartTests {
 	}
 
 	@Test
+	void theMirrorToggleDeploysTheMirrorWithItsConfigurationAsAClientOfThePeers() {
+		assertThat(render((template) -> template)).doesNotContainKeys("Deployment/tandem-mirror", "ConfigMap/tandem-mirror");
+		Map<String, Map<String, Object>> manifests = render((template) -> template.set("mirror.enabled", true)
+			.set("mirror.replicas", 2)
+			.set("mirror.config.tandem.mirror.source", "us")
+			.set("mirror.config.tandem.mirror.groups[0]", "billing"));
+		Map<String, Object> deployment = manifests.get("Deployment/tandem-mirror");
+		assertThat(at(deployment, "spec.replicas")).isEqualTo(2);
+		Map<String, Object> container = first(at(deployment, "spec.template.spec.containers"));
+		assertThat((List<Object>) container.get("args")).containsExactly(
+				"--spring.config.location=file:/etc/tandem/mirror/mirror.yml");
+		Map<String, Object> env = env(container);
+		assertThat(env).containsEntry("TANDEM_TRANSACTION_INSTANCE_ID", "$(POD_NAME)")
+			.containsEntry("TANDEM_COORDINATOR_MODE", "remote");
+		assertThat(CoordinatorGroup.parse((String) env.get("TANDEM_COORDINATOR_PEERS")).peers()).hasSize(3);
+		assertThat(at(container, "readinessProbe.httpGet.path")).isEqualTo("/actuator/health/readiness");
+		Map<String, Object> data = (Map<String, Object>) manifests.get("ConfigMap/tandem-mirror").get("data");
+		Map<String, Object> config = new Yaml().load((String) data.get("mirror.yml"));
+		assertThat(at(config, "tandem.mirror.source")).isEqualTo("us");
+		assertThat(at(config, "tandem.mirror.groups")).isEqualTo(List.of("billing"));
+		assertThat(at(config, "tandem.mirror.targets")).isEqualTo(List.of("west"));
+		assertThat(manifests.get("NetworkPolicy/tandem-coordinator").toString()).contains("tandem-mirror");
+	}
+
+	@Test
 	void theValuesSchemaRejectsAnEvenPeerCountAndAnInsecureContainer() {
 		assertThat(CHART.resolve("values.schema.json")).exists();
 		assertThatThrownBy(() -> render((template) -> template.set("coordinator.replicas", 4)))

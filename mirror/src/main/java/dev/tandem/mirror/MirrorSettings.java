@@ -1,0 +1,369 @@
+package dev.tandem.mirror;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What a {@link Mirror} copies and how: the source cluster, the target clusters, the topics and
+ * consumer groups, the remote topic names and the transaction sizes. Cluster names are the names
+ * the {@code CrossClusterTransactionManager} knows them by and double as the clusters' aliases
+ * (remote topic names, provenance headers). Build with {@link #builder(String, List)}; immutable
+ * and thread-safe.
+ *
+ * @param source source cluster
+ * @param targets target clusters, one or more, none equal to the source
+ * @param topics which source topics to copy
+ * @param naming how remote topics are named
+ * @param groups source consumer groups whose offsets are translated to the targets
+ * @param groupSyncInterval how often the source groups' committed offsets are read
+ * @param consumerGroup the mirror's own consumer group on the source (instances of one mirror
+ *     share the partitions through it)
+ * @param replicationFactor replication factor of created target topics, or -1 for the target
+ *     broker's {@code default.replication.factor}
+ * @param copiedConfigs topic configs copied from the source topic to a created target topic
+ * @param topicRefreshInterval how often new source topics and partitions are looked for
+ * @param maxRecords records after which a mirror transaction closes
+ * @param maxInterval age after which a mirror transaction closes
+ * @param depth mirror transactions in flight (pipelining)
+ * @param mappingCapacity runs of the offset mapping kept per partition ({@link OffsetMapping})
+ * @param rebuildRecords how many of a target partition's last records a starting mirror reads to
+ *     rebuild its offset mapping
+ * @since 0.1.0
+ */
+public record MirrorSettings(String source, List<String> targets, TopicSelection topics, RemoteTopicNaming naming,
+		GroupSelection groups, Duration groupSyncInterval, String consumerGroup, short replicationFactor,
+		List<String> copiedConfigs, Duration topicRefreshInterval, int maxRecords, Duration maxInterval, int depth,
+		int mappingCapacity, int rebuildRecords) {
+
+	/** Topic configs copied by default from a source topic to the target topic created for it. */
+	public static final List<String> DEFAULT_COPIED_CONFIGS = List.of("cleanup.policy", "retention.ms",
+			"retention.bytes", "max.message.bytes", "compression.type");
+
+	/**
+	 * Returns a builder.
+	 * @param source the source cluster
+	 * @param targets the target clusters
+	 * @return a builder with the defaults
+	 */
+	public static Builder builder(String source, List<String> targets) {
+		return new Builder(source, targets);
+	}
+
+	/**
+	 * Which source consumer groups get their offsets translated: named groups and groups matching
+	 * a regular expression (full match). The mirror's own group is never selected.
+	 *
+	 * @param names group ids
+	 * @param pattern a regular expression of further group ids, or {@code null}
+	 * @since 0.1.0
+	 */
+	public record GroupSelection(List<String> names, @Nullable Pattern pattern) {
+
+		/** No group. */
+		public static final GroupSelection NONE = new GroupSelection(List.of(), null);
+
+		/**
+		 * Returns whether a group is selected.
+		 * @param group a group id
+		 * @return whether its offsets are translated
+		 */
+		public boolean matches(String group) {
+			return this.names.contains(group) || (this.pattern != null && this.pattern.matcher(group).matches());
+		}
+
+		/**
+		 * Returns whether any group can match.
+		 * @return false when neither names nor a pattern are given
+		 */
+		public boolean isEmpty() {
+			return this.names.isEmpty() && this.pattern == null;
+		}
+
+	}
+
+	/**
+	 * Builds {@link MirrorSettings}; every setter's argument is checked in {@link #build()}, whose
+	 * {@code IllegalArgumentException} names the setting and the fix. Not thread-safe.
+	 *
+	 * @since 0.1.0
+	 */
+	public static final class Builder {
+
+		private final String source;
+
+		private final List<String> targets;
+
+		private List<String> topics = List.of();
+
+		private @Nullable String topicPattern;
+
+		private List<String> excludes = List.of();
+
+		private RemoteTopicNaming naming = RemoteTopicNaming.prefixed(RemoteTopicNaming.DEFAULT_SEPARATOR);
+
+		private List<String> groups = List.of();
+
+		private @Nullable String groupPattern;
+
+		private Duration groupSyncInterval = Duration.ofSeconds(1);
+
+		private @Nullable String consumerGroup;
+
+		private short replicationFactor = -1;
+
+		private List<String> copiedConfigs = DEFAULT_COPIED_CONFIGS;
+
+		private Duration topicRefreshInterval = Duration.ofSeconds(10);
+
+		private int maxRecords = 2000;
+
+		private Duration maxInterval = Duration.ofMillis(100);
+
+		private int depth = 2;
+
+		private int mappingCapacity = 10_000;
+
+		private int rebuildRecords = 10_000;
+
+		private Builder(String source, List<String> targets) {
+			this.source = Objects.requireNonNull(source, "source");
+			this.targets = List.copyOf(targets);
+		}
+
+		/**
+		 * Sets the topics copied by name.
+		 * @param topics topic names
+		 * @return this builder
+		 */
+		public Builder topics(List<String> topics) {
+			this.topics = List.copyOf(topics);
+			return this;
+		}
+
+		/**
+		 * Sets a regular expression (full match) of further topics to copy.
+		 * @param topicPattern the expression, or {@code null}
+		 * @return this builder
+		 */
+		public Builder topicPattern(@Nullable String topicPattern) {
+			this.topicPattern = topicPattern;
+			return this;
+		}
+
+		/**
+		 * Sets regular expressions (full match) of topics never copied, on top of
+		 * {@link TopicSelection#BUILT_IN_EXCLUDES}.
+		 * @param excludes the expressions
+		 * @return this builder
+		 */
+		public Builder excludes(List<String> excludes) {
+			this.excludes = List.copyOf(excludes);
+			return this;
+		}
+
+		/**
+		 * Sets how remote topics are named; default MirrorMaker 2's {@code <source>.<topic>}.
+		 * @param naming the naming
+		 * @return this builder
+		 */
+		public Builder naming(RemoteTopicNaming naming) {
+			this.naming = Objects.requireNonNull(naming, "naming");
+			return this;
+		}
+
+		/**
+		 * Sets the source groups whose offsets are translated, by name.
+		 * @param groups group ids
+		 * @return this builder
+		 */
+		public Builder groups(List<String> groups) {
+			this.groups = List.copyOf(groups);
+			return this;
+		}
+
+		/**
+		 * Sets a regular expression (full match) of further groups whose offsets are translated.
+		 * @param groupPattern the expression, or {@code null}
+		 * @return this builder
+		 */
+		public Builder groupPattern(@Nullable String groupPattern) {
+			this.groupPattern = groupPattern;
+			return this;
+		}
+
+		/**
+		 * Sets how often the source groups' committed offsets are read; default 1 s.
+		 * @param interval 10 ms or more
+		 * @return this builder
+		 */
+		public Builder groupSyncInterval(Duration interval) {
+			this.groupSyncInterval = Objects.requireNonNull(interval, "interval");
+			return this;
+		}
+
+		/**
+		 * Sets the mirror's own consumer group; default {@code tandem-mirror-<source>}.
+		 * @param consumerGroup the group id
+		 * @return this builder
+		 */
+		public Builder consumerGroup(String consumerGroup) {
+			this.consumerGroup = consumerGroup;
+			return this;
+		}
+
+		/**
+		 * Sets the replication factor of created target topics; default -1, the broker's.
+		 * @param replicationFactor -1, or 1 or more
+		 * @return this builder
+		 */
+		public Builder replicationFactor(short replicationFactor) {
+			this.replicationFactor = replicationFactor;
+			return this;
+		}
+
+		/**
+		 * Sets the topic configs copied to created target topics.
+		 * @param copiedConfigs config names, such as {@code retention.ms}
+		 * @return this builder
+		 */
+		public Builder copiedConfigs(List<String> copiedConfigs) {
+			this.copiedConfigs = List.copyOf(copiedConfigs);
+			return this;
+		}
+
+		/**
+		 * Sets how often new source topics and partitions are looked for; default 10 s.
+		 * @param interval 100 ms or more
+		 * @return this builder
+		 */
+		public Builder topicRefreshInterval(Duration interval) {
+			this.topicRefreshInterval = Objects.requireNonNull(interval, "interval");
+			return this;
+		}
+
+		/**
+		 * Sets the records after which a mirror transaction closes; default 2000.
+		 * @param maxRecords 1 or more
+		 * @return this builder
+		 */
+		public Builder maxRecords(int maxRecords) {
+			this.maxRecords = maxRecords;
+			return this;
+		}
+
+		/**
+		 * Sets the age after which a mirror transaction closes; default 100 ms.
+		 * @param maxInterval 1 ms or more
+		 * @return this builder
+		 */
+		public Builder maxInterval(Duration maxInterval) {
+			this.maxInterval = Objects.requireNonNull(maxInterval, "maxInterval");
+			return this;
+		}
+
+		/**
+		 * Sets the mirror transactions in flight; default 2.
+		 * @param depth 1 or more, less than the manager's slots
+		 * @return this builder
+		 */
+		public Builder depth(int depth) {
+			this.depth = depth;
+			return this;
+		}
+
+		/**
+		 * Sets the runs of the offset mapping kept per partition; default 10,000.
+		 * @param mappingCapacity 1 or more
+		 * @return this builder
+		 */
+		public Builder mappingCapacity(int mappingCapacity) {
+			this.mappingCapacity = mappingCapacity;
+			return this;
+		}
+
+		/**
+		 * Sets how many of a target partition's last records a starting mirror reads to rebuild its
+		 * offset mapping; default 10,000.
+		 * @param rebuildRecords 1 or more
+		 * @return this builder
+		 */
+		public Builder rebuildRecords(int rebuildRecords) {
+			this.rebuildRecords = rebuildRecords;
+			return this;
+		}
+
+		/**
+		 * Checks the settings and builds them.
+		 * @return the settings
+		 * @throws IllegalArgumentException naming the setting at fault and the fix
+		 */
+		public MirrorSettings build() {
+			if (this.source.isBlank()) {
+				throw new IllegalArgumentException("source: name the source cluster");
+			}
+			if (this.targets.isEmpty()) {
+				throw new IllegalArgumentException("targets: name at least one target cluster");
+			}
+			if (this.targets.contains(this.source)) {
+				throw new IllegalArgumentException("targets: the source cluster '" + this.source
+						+ "' cannot be a target of its own mirror; remove it from the targets");
+			}
+			if (this.targets.stream().distinct().count() != this.targets.size()) {
+				throw new IllegalArgumentException("targets: " + this.targets + " names a cluster twice");
+			}
+			List<String> prefixes = new ArrayList<>();
+			if (!this.naming.isIdentity()) {
+				this.targets.forEach((target) -> prefixes.add(target + this.naming.separator()));
+			}
+			TopicSelection selection;
+			try {
+				selection = new TopicSelection(this.topics, this.topicPattern, this.excludes, prefixes);
+			}
+			catch (PatternSyntaxException ex) {
+				throw new IllegalArgumentException("topic-pattern/excludes: not a valid regular expression: "
+						+ ex.getMessage(), ex);
+			}
+			Pattern groupRegex;
+			try {
+				groupRegex = (this.groupPattern == null || this.groupPattern.isBlank()) ? null
+						: Pattern.compile(this.groupPattern);
+			}
+			catch (PatternSyntaxException ex) {
+				throw new IllegalArgumentException("group-pattern: not a valid regular expression: " + ex.getMessage(),
+						ex);
+			}
+			String group = (this.consumerGroup != null && !this.consumerGroup.isBlank()) ? this.consumerGroup
+					: "tandem-mirror-" + this.source;
+			check(this.groupSyncInterval.compareTo(Duration.ofMillis(10)) >= 0, "group-sync-interval",
+					this.groupSyncInterval, "use 10ms or more");
+			check(this.topicRefreshInterval.compareTo(Duration.ofMillis(100)) >= 0, "topic-refresh-interval",
+					this.topicRefreshInterval, "use 100ms or more");
+			check(this.replicationFactor == -1 || this.replicationFactor >= 1, "replication-factor",
+					this.replicationFactor, "use -1 (the target broker's default) or 1 or more");
+			check(this.maxRecords >= 1, "max-records", this.maxRecords, "use 1 or more");
+			check(!this.maxInterval.isNegative() && !this.maxInterval.isZero(), "max-interval", this.maxInterval,
+					"use 1ms or more");
+			check(this.depth >= 1, "depth", this.depth, "use 1 or more");
+			check(this.mappingCapacity >= 1, "mapping-capacity", this.mappingCapacity, "use 1 or more");
+			check(this.rebuildRecords >= 1, "rebuild-records", this.rebuildRecords, "use 1 or more");
+			return new MirrorSettings(this.source, this.targets, selection, this.naming,
+					new GroupSelection(this.groups, groupRegex), this.groupSyncInterval, group, this.replicationFactor,
+					this.copiedConfigs, this.topicRefreshInterval, this.maxRecords, this.maxInterval, this.depth,
+					this.mappingCapacity, this.rebuildRecords);
+		}
+
+		private static void check(boolean valid, String setting, Object value, String fix) {
+			if (!valid) {
+				throw new IllegalArgumentException(setting + " is " + value + ": " + fix);
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,77 @@
+package dev.tandem.mirror;
+
+import java.nio.charset.StandardCharsets;
+
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Where a mirrored record comes from, carried in two headers of every record the mirror writes:
+ * {@value #ORIGIN_HEADER} (the alias of the cluster the record was first produced to, kept across
+ * hops, so that a mirror never copies a record back to its origin) and {@value #SOURCE_HEADER}
+ * ({@code <source-alias>/<topic>/<partition>/<offset>} of this hop, from which a restarted mirror
+ * rebuilds its source-to-target offset mapping). Topic names cannot contain {@code /}.
+ *
+ * @param origin alias of the cluster the record was first produced to
+ * @param sourceCluster alias of the cluster this copy was read from
+ * @param topic source topic
+ * @param partition source partition, 0 or more
+ * @param offset source offset, 0 or more
+ * @since 0.1.0
+ */
+public record Provenance(String origin, String sourceCluster, String topic, int partition, long offset) {
+
+	/** Header with the origin cluster's alias. */
+	public static final String ORIGIN_HEADER = "tandem-mirror-origin";
+
+	/** Header with {@code <source-alias>/<topic>/<partition>/<offset>}. */
+	public static final String SOURCE_HEADER = "tandem-mirror-source";
+
+	/**
+	 * Returns the origin alias in a record's headers.
+	 * @param headers the record's headers
+	 * @return the alias, or {@code null} if the record was not mirrored
+	 */
+	public static @Nullable String origin(Headers headers) {
+		Header header = headers.lastHeader(ORIGIN_HEADER);
+		return (header != null && header.value() != null) ? new String(header.value(), StandardCharsets.UTF_8) : null;
+	}
+
+	/**
+	 * Reads the provenance of a mirrored record.
+	 * @param headers the record's headers
+	 * @return the provenance, or {@code null} if the headers carry none or a malformed one
+	 */
+	public static @Nullable Provenance read(Headers headers) {
+		Header source = headers.lastHeader(SOURCE_HEADER);
+		String origin = origin(headers);
+		if (source == null || source.value() == null || origin == null) {
+			return null;
+		}
+		String[] parts = new String(source.value(), StandardCharsets.UTF_8).split("/");
+		if (parts.length != 4) {
+			return null;
+		}
+		try {
+			return new Provenance(origin, parts[0], parts[1], Integer.parseInt(parts[2]), Long.parseLong(parts[3]));
+		}
+		catch (NumberFormatException ex) {
+			return null;
+		}
+	}
+
+	/**
+	 * Replaces the provenance headers of a record being copied: the origin is kept if the record
+	 * already has one (it was mirrored before), else it is the source cluster.
+	 * @param headers the copy's headers (mutable)
+	 */
+	public void writeTo(Headers headers) {
+		headers.remove(ORIGIN_HEADER);
+		headers.remove(SOURCE_HEADER);
+		headers.add(ORIGIN_HEADER, this.origin.getBytes(StandardCharsets.UTF_8));
+		headers.add(SOURCE_HEADER, (this.sourceCluster + "/" + this.topic + "/" + this.partition + "/" + this.offset)
+			.getBytes(StandardCharsets.UTF_8));
+	}
+
+}

@@ -1,0 +1,440 @@
+package dev.tandem.mirror;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.UnaryOperator;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+import dev.tandem.coordinator.EmbeddedCoordinator;
+import dev.tandem.test.EmbeddedKafkaCluster;
+import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ReadCommitted;
+import dev.tandem.transaction.CrossClusterTransactionManager;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The mirror on two real KRaft clusters, {@code east} and {@code west}, with a real Ratis
+ * coordinator peer: the scenarios of MirrorMaker 2's integration suite, each checked with
+ * {@code read_committed} reads of every record and the groups' committed offsets on the target.
+ */
+class MirrorTests {
+
+	private static final Duration WAIT = Duration.ofSeconds(30);
+
+	private static EmbeddedKafkaClusters kafka;
+
+	private static EmbeddedCoordinator coordinator;
+
+	private static Path coordinatorDir;
+
+	private final List<AutoCloseable> closeables = new ArrayList<>();
+
+	private String name = "";
+
+	@BeforeAll
+	static void start() throws Exception {
+		kafka = EmbeddedKafkaClusters.builder().cluster("east", 1).cluster("west", 1).build().start();
+		coordinatorDir = Files.createTempDirectory("mirror-tests-coordinator");
+		coordinator = EmbeddedCoordinator.start(coordinatorDir);
+	}
+
+	@AfterAll
+	static void stop() throws Exception {
+		if (coordinator != null) {
+			coordinator.close();
+		}
+		if (kafka != null) {
+			kafka.close();
+		}
+	}
+
+	@BeforeEach
+	void name(TestInfo info) {
+		String method = info.getTestMethod().orElseThrow().getName();
+		this.name = method.substring(0, Math.min(method.length(), 40));
+	}
+
+	@AfterEach
+	void close() throws Exception {
+		for (int i = this.closeables.size() - 1; i >= 0; i--) {
+			this.closeables.get(i).close();
+		}
+	}
+
+	@Test
+	void severalTopicsWithKeysHeadersAndAnEmptyPartitionAreMirroredOnceWithTheirProvenance() throws Exception {
+		String orders = "orders-" + this.name;
+		String payments = "payments-" + this.name;
+		String excluded = "payments-" + this.name + "-secret";
+		east().createTopic(orders, 3, (short) 1, Map.of("retention.ms", "86400000"));
+		east().createTopic(payments, 2, (short) 1);
+		east().createTopic(excluded, 1, (short) 1);
+		List<ProducerRecord<String, String>> sent = new ArrayList<>();
+		for (int i = 0; i < 40; i++) {
+			RecordHeaders headers = new RecordHeaders();
+			headers.add("trace", ("t" + i).getBytes(StandardCharsets.UTF_8));
+			// partition 2 of orders stays empty
+			sent.add(new ProducerRecord<>((i % 2 == 0) ? orders : payments, i % 2, 1_700_000_000_000L + i, "k" + i,
+					"v" + i, headers));
+		}
+		sent.add(new ProducerRecord<>(excluded, 0, null, "secret"));
+		produce(east(), sent);
+
+		Mirror mirror = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(orders))
+			.topicPattern("payments-.*")
+			.excludes(List.of(".*-secret"))
+			.copiedConfigs(List.of("retention.ms")));
+
+		await().atMost(WAIT).until(() -> ReadCommitted.records(west().bootstrapServers(), "east." + payments, WAIT).size() == 20
+				&& ReadCommitted.records(west().bootstrapServers(), "east." + orders, WAIT).size() == 20);
+		List<ConsumerRecord<byte[], byte[]>> copies = new ArrayList<>();
+		copies.addAll(ReadCommitted.records(west().bootstrapServers(), "east." + orders, WAIT));
+		copies.addAll(ReadCommitted.records(west().bootstrapServers(), "east." + payments, WAIT));
+		assertThat(copies).hasSize(40);
+		for (ConsumerRecord<byte[], byte[]> copy : copies) {
+			int i = Integer.parseInt(utf8(copy.value()).substring(1));
+			assertThat(copy.partition()).isEqualTo(i % 2);
+			assertThat(utf8(copy.key())).isEqualTo("k" + i);
+			assertThat(copy.timestamp()).isEqualTo(1_700_000_000_000L + i);
+			assertThat(utf8(copy.headers().lastHeader("trace").value())).isEqualTo("t" + i);
+			Provenance provenance = Provenance.read(copy.headers());
+			assertThat(provenance).isNotNull();
+			assertThat(provenance.origin()).isEqualTo("east");
+			assertThat(provenance.sourceCluster()).isEqualTo("east");
+			assertThat(provenance.topic()).isEqualTo((i % 2 == 0) ? orders : payments);
+			assertThat(provenance.partition()).isEqualTo(i % 2);
+			assertThat(provenance.offset()).isEqualTo(i / 2);
+		}
+		Admin admin = west().admin();
+		assertThat(admin.describeTopics(List.of("east." + orders)).allTopicNames().get().get("east." + orders).partitions())
+			.as("the empty partition exists on the target too").hasSize(3);
+		Config config = admin.describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, "east." + orders)))
+			.all().get().values().iterator().next();
+		assertThat(config.get("retention.ms").value()).isEqualTo("86400000");
+		assertThat(admin.listTopics().names().get()).doesNotContain("east." + excluded);
+		await().atMost(WAIT).untilAsserted(() -> assertThat(mirror.status().lagRecords()).isZero());
+		assertThat(mirror.status().recordsMirrored()).isEqualTo(40);
+	}
+
+	@Test
+	void recordsOfAbortedSourceTransactionsAreNeverMirrored() throws Exception {
+		String topic = "txn-" + this.name;
+		east().createTopic(topic, 1, (short) 1);
+		Map<String, Object> config = east().producerProperties();
+		config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "source-" + this.name);
+		try (KafkaProducer<String, String> producer = new KafkaProducer<>(config)) {
+			producer.initTransactions();
+			for (String outcome : List.of("committed-a", "aborted", "committed-b")) {
+				producer.beginTransaction();
+				for (int i = 0; i < 5; i++) {
+					producer.send(new ProducerRecord<>(topic, 0, "k", outcome + "-" + i));
+				}
+				if (outcome.equals("aborted")) {
+					producer.abortTransaction();
+				}
+				else {
+					producer.commitTransaction();
+				}
+			}
+		}
+		String group = "g-" + this.name;
+		// A group committed inside the aborted range: it has read committed-a, nothing after.
+		long lastOfFirst = sourceOffsetOf(topic, "committed-a-4");
+		commitOnSource(group, new TopicPartition(topic, 0), lastOfFirst + 2);
+
+		mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)));
+
+		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() == 10);
+		List<String> values = ReadCommitted.values(west().bootstrapServers(), "east." + topic);
+		assertThat(values).hasSize(10).noneMatch((value) -> value.startsWith("aborted")).doesNotHaveDuplicates();
+		long expected = targetOffsetOf("east." + topic, 0, sourceOffsetOf(topic, "committed-b-0"));
+		await().atMost(WAIT).until(() -> targetCommitted(group, new TopicPartition("east." + topic, 0)) == expected);
+		assertThat(firstRecordOnTarget(group, "east." + topic)).isEqualTo("committed-b-0");
+	}
+
+	@Test
+	void groupWhoseConsumedRecordsExpiredOnTheSourceIsTranslatedToTheFirstMirroredRecord() throws Exception {
+		String topic = "expiry-" + this.name;
+		east().createTopic(topic, 1, (short) 1);
+		produce(east(), values(topic, 0, 30));
+		String group = "g-" + this.name;
+		TopicPartition partition = new TopicPartition(topic, 0);
+		commitOnSource(group, partition, 10);
+		// Records 0..19 expire: the group's committed offset is below the log start offset.
+		east().admin().deleteRecords(Map.of(partition, RecordsToDelete.beforeOffset(20))).all().get();
+
+		mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)));
+
+		TopicPartition remote = new TopicPartition("east." + topic, 0);
+		await().atMost(WAIT).until(() -> targetCommitted(group, remote) >= 0);
+		assertThat(targetCommitted(group, remote)).as("the first mirrored record, not the literal offset 10 (KAFKA-12635)")
+			.isEqualTo(targetOffsetOf(remote.topic(), 0, 20));
+		assertThat(firstRecordOnTarget(group, remote.topic())).isEqualTo("v20");
+	}
+
+	@Test
+	void restartedMirrorWithDataAlreadyOnTheTargetCopiesNothingTwiceAndTranslatesExactly() throws Exception {
+		String topic = "restart-" + this.name;
+		east().createTopic(topic, 2, (short) 1);
+		produce(east(), values(topic, 0, 60));
+		Mirror first = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(7));
+		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() == 60);
+		first.close();
+		produce(east(), values(topic, 60, 120));
+		String group = "g-" + this.name;
+		// Offset 10 of partition 0 was mirrored by the first mirror: the second one knows its
+		// target offset only from the provenance headers on the target.
+		commitOnSource(group, new TopicPartition(topic, 0), 10);
+
+		mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)).maxRecords(7));
+
+		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() >= 120);
+		assertThat(ReadCommitted.values(west().bootstrapServers(), "east." + topic)).hasSize(120).doesNotHaveDuplicates();
+		long expected = targetOffsetOf("east." + topic, 0, 10);
+		await().atMost(WAIT).until(() -> targetCommitted(group, new TopicPartition("east." + topic, 0)) == expected);
+	}
+
+	@Test
+	void partitionAddedToASourceTopicWhileRunningIsFollowed() throws Exception {
+		String topic = "grow-" + this.name;
+		east().createTopic(topic, 1, (short) 1);
+		produce(east(), values(topic, 0, 5));
+		Mirror mirror = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)));
+		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() == 5);
+
+		east().admin().createPartitions(Map.of(topic, NewPartitions.increaseTo(2))).all().get();
+		produce(east(), List.of(new ProducerRecord<>(topic, 1, "k", "in-the-new-partition")));
+
+		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() == 6);
+		List<ConsumerRecord<byte[], byte[]>> copies = ReadCommitted.records(west().bootstrapServers(), "east." + topic, WAIT);
+		assertThat(copies).filteredOn((copy) -> copy.partition() == 1).singleElement()
+			.satisfies((copy) -> assertThat(utf8(copy.value())).isEqualTo("in-the-new-partition"));
+		assertThat(mirror.status().partitions()).hasSize(2);
+	}
+
+	@Test
+	void activeActiveMirrorsWithIdentityNamesNeverLoop() throws Exception {
+		String topic = "aa-" + this.name;
+		east().createTopic(topic, 1, (short) 1);
+		west().createTopic(topic, 1, (short) 1);
+		produce(east(), values(topic, 0, 10));
+		produce(west(), values(topic, 100, 110));
+
+		Mirror eastToWest = mirror("east", List.of("west"),
+				(settings) -> settings.topics(List.of(topic)).naming(RemoteTopicNaming.identity()));
+		Mirror westToEast = mirror("west", List.of("east"),
+				(settings) -> settings.topics(List.of(topic)).naming(RemoteTopicNaming.identity()));
+
+		// Each mirror reads the other's copies back and skips them: then nothing more can come.
+		await().atMost(WAIT).untilAsserted(() -> {
+			assertThat(eastToWest.status().recordsSkipped()).isEqualTo(10);
+			assertThat(westToEast.status().recordsSkipped()).isEqualTo(10);
+			assertThat(eastToWest.status().lagRecords()).isZero();
+			assertThat(westToEast.status().lagRecords()).isZero();
+		});
+		assertThat(ReadCommitted.values(east().bootstrapServers(), topic)).hasSize(20).doesNotHaveDuplicates();
+		assertThat(ReadCommitted.values(west().bootstrapServers(), topic)).hasSize(20).doesNotHaveDuplicates();
+		assertThat(eastToWest.status().recordsMirrored()).isEqualTo(10);
+		assertThat(westToEast.status().recordsMirrored()).isEqualTo(10);
+	}
+
+	@Test
+	void caughtUpGroupReReadsNothingAfterMovingToTheTargetAndIsNeverWrittenWhileActiveThere() throws Exception {
+		String topic = "move-" + this.name;
+		east().createTopic(topic, 2, (short) 1);
+		produce(east(), values(topic, 0, 40));
+		String group = "g-" + this.name;
+		Map<String, Object> config = east().consumerProperties();
+		config.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+		int consumed = 0;
+		try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(config)) {
+			consumer.subscribe(List.of(topic));
+			while (consumed < 40) {
+				consumed += consumer.poll(Duration.ofMillis(200)).count();
+			}
+			consumer.commitSync();
+		}
+
+		Mirror mirror = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)));
+
+		String remote = "east." + topic;
+		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() == 40);
+		for (int partition = 0; partition < 2; partition++) {
+			TopicPartition tp = new TopicPartition(remote, partition);
+			long afterLast = targetOffsetOf(remote, partition, 19) + 1;
+			await().atMost(WAIT).until(() -> targetCommitted(group, tp) == afterLast);
+		}
+
+		// The group moves to west: it reads nothing again, then exactly the next new record.
+		Map<String, Object> westConfig = west().consumerProperties();
+		westConfig.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+		westConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+		try (KafkaConsumer<String, String> moved = new KafkaConsumer<>(westConfig)) {
+			moved.subscribe(List.of(remote));
+			List<String> reRead = new ArrayList<>();
+			long until = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+			while (System.nanoTime() < until) {
+				moved.poll(Duration.ofMillis(200)).forEach((record) -> reRead.add(record.value()));
+			}
+			assertThat(reRead).as("records re-read after the move").isEmpty();
+			long before = targetCommitted(group, new TopicPartition(remote, 0));
+
+			// While the group is active on west, a new commit on east is never translated there.
+			produce(east(), List.of(new ProducerRecord<>(topic, 0, "k", "after-the-move")));
+			commitOnSource(group, new TopicPartition(topic, 0), 21);
+			List<String> next = new ArrayList<>();
+			await().atMost(WAIT).until(() -> {
+				moved.poll(Duration.ofMillis(200)).forEach((record) -> next.add(record.value()));
+				return !next.isEmpty();
+			});
+			assertThat(next).containsExactly("after-the-move");
+			await().atMost(WAIT).until(() -> mirror.status().groups().stream()
+				.anyMatch((status) -> status.group().equals(group) && status.activeOnTarget()));
+			assertThat(targetCommitted(group, new TopicPartition(remote, 0))).as("the group's own commits only")
+				.isEqualTo(before);
+		}
+	}
+
+	private Mirror mirror(String source, List<String> targets, UnaryOperator<MirrorSettings.Builder> customizer) {
+		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
+			.cluster("east", client(east()))
+			.cluster("west", client(west()))
+			.idPrefix("mirror-tests")
+			.instanceId(this.name + "-" + source + "-" + this.closeables.size())
+			.decisionLog(coordinator.decisionLog())
+			.build();
+		manager.start();
+		this.closeables.add(manager);
+		MirrorSettings settings = customizer.apply(MirrorSettings.builder(source, targets)
+			.consumerGroup("mirror-" + this.name + "-" + source)
+			.groupSyncInterval(Duration.ofMillis(200))
+			.topicRefreshInterval(Duration.ofSeconds(1))).build();
+		Mirror mirror = new Mirror(manager, settings);
+		this.closeables.add(mirror);
+		mirror.start();
+		return mirror;
+	}
+
+	private static Map<String, Object> client(EmbeddedKafkaCluster cluster) {
+		Map<String, Object> config = new HashMap<>();
+		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
+		config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 50);
+		return config;
+	}
+
+	private static EmbeddedKafkaCluster east() {
+		return kafka.cluster("east");
+	}
+
+	private static EmbeddedKafkaCluster west() {
+		return kafka.cluster("west");
+	}
+
+	private static List<ProducerRecord<String, String>> values(String topic, int from, int to) {
+		List<ProducerRecord<String, String>> records = new ArrayList<>();
+		for (int i = from; i < to; i++) {
+			records.add(new ProducerRecord<>(topic, i % 2 == 0 || topicPartitions(topic) == 1 ? 0 : 1, "k" + i, "v" + i));
+		}
+		return records;
+	}
+
+	private static int topicPartitions(String topic) {
+		try {
+			return east().admin().describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
+		}
+		catch (Exception ex) {
+			return 1;
+		}
+	}
+
+	private static void produce(EmbeddedKafkaCluster cluster, List<ProducerRecord<String, String>> records) {
+		try (KafkaProducer<String, String> producer = new KafkaProducer<>(cluster.producerProperties(),
+				new StringSerializer(), new StringSerializer())) {
+			records.forEach(producer::send);
+			producer.flush();
+		}
+	}
+
+	private static void commitOnSource(String group, TopicPartition partition, long offset) throws Exception {
+		east().admin().alterConsumerGroupOffsets(group, Map.of(partition, new OffsetAndMetadata(offset))).all().get();
+	}
+
+	private static long targetCommitted(String group, TopicPartition partition) throws Exception {
+		OffsetAndMetadata offset = west().admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get()
+			.get(partition);
+		return (offset != null) ? offset.offset() : -1;
+	}
+
+	/** The target offset of the copy of a source record, found by its provenance header. */
+	private static long targetOffsetOf(String remoteTopic, int partition, long sourceOffset) {
+		return ReadCommitted.records(west().bootstrapServers(), remoteTopic, WAIT).stream()
+			.filter((copy) -> copy.partition() == partition)
+			.filter((copy) -> Provenance.read(copy.headers()).offset() == sourceOffset)
+			.mapToLong(ConsumerRecord::offset)
+			.findFirst()
+			.orElseThrow(() -> new AssertionError("no copy of source offset " + sourceOffset + " in " + remoteTopic));
+	}
+
+	private static long sourceOffsetOf(String topic, String value) {
+		return ReadCommitted.records(east().bootstrapServers(), topic, WAIT).stream()
+			.filter((record) -> utf8(record.value()).equals(value))
+			.mapToLong(ConsumerRecord::offset)
+			.findFirst()
+			.orElseThrow(() -> new AssertionError("no " + value + " in " + topic));
+	}
+
+	private static String firstRecordOnTarget(String group, String remoteTopic) {
+		Map<String, Object> config = west().consumerProperties();
+		config.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+		try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(config, new StringDeserializer(),
+				new StringDeserializer())) {
+			consumer.subscribe(Set.of(remoteTopic));
+			long deadline = System.nanoTime() + WAIT.toNanos();
+			while (System.nanoTime() < deadline) {
+				ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(200));
+				if (!records.isEmpty()) {
+					return records.iterator().next().value();
+				}
+			}
+			throw new AssertionError("nothing to read on " + remoteTopic);
+		}
+	}
+
+	private static String utf8(byte[] bytes) {
+		return new String(bytes, StandardCharsets.UTF_8);
+	}
+
+}
