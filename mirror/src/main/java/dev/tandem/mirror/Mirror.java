@@ -1,8 +1,10 @@
 package dev.tandem.mirror;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import org.apache.kafka.clients.admin.Admin;
@@ -111,8 +113,8 @@ public final class Mirror implements AutoCloseable {
 		engine[0] = this.engine;
 	}
 
-	private static java.util.List<String> clusters(MirrorSettings settings) {
-		java.util.List<String> clusters = new java.util.ArrayList<>(settings.targets());
+	private static List<String> clusters(MirrorSettings settings) {
+		List<String> clusters = new ArrayList<>(settings.targets());
 		clusters.add(0, settings.source());
 		return clusters;
 	}

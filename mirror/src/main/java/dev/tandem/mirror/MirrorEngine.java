@@ -173,8 +173,15 @@ final class MirrorEngine {
 
 	/** Copies polled records to every target inside the transaction. */
 	synchronized void handle(ConsumerRecords<byte[], byte[]> records, CrossClusterTransaction txn) {
-		PendingTransaction transaction = this.pending.computeIfAbsent(txn.transactionId(),
-				(id) -> new PendingTransaction(txn));
+		PendingTransaction transaction = this.pending.get(txn.transactionId());
+		if (transaction == null) {
+			// Pipelined transactions send through different producers: wait until every earlier
+			// copy is appended, so that copies land on each target partition in source order
+			// (the offset mapping and the translation rule rely on it).
+			awaitEarlierSends();
+			transaction = new PendingTransaction(txn);
+			this.pending.put(txn.transactionId(), transaction);
+		}
 		for (ConsumerRecord<byte[], byte[]> record : records) {
 			if (!this.settings.topics().matches(record.topic())) {
 				continue;
@@ -196,6 +203,24 @@ final class MirrorEngine {
 				ProducerRecord<byte[], byte[]> copy = new ProducerRecord<>(remote(source).topic(), record.partition(),
 						timestamp, record.key(), record.value(), headers);
 				transaction.sent.add(new Sent(target, source, record.offset(), txn.send(target, copy)));
+			}
+		}
+	}
+
+	private void awaitEarlierSends() {
+		for (PendingTransaction earlier : this.pending.values()) {
+			for (Sent sent : earlier.sent) {
+				try {
+					sent.future.get(this.timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					throw new MirrorException("Interrupted while waiting for earlier copies", ex);
+				}
+				catch (ExecutionException | java.util.concurrent.TimeoutException ex) {
+					// that transaction fails, and every later one with it
+					throw new MirrorException("An earlier mirror transaction's copy failed: " + ex, ex);
+				}
 			}
 		}
 	}

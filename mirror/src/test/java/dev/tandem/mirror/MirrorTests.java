@@ -327,6 +327,33 @@ class MirrorTests {
 		}
 	}
 
+	@Test
+	void twoInstancesShareThePartitionsThroughTheMirrorsGroupAndCopyEveryRecordOnce() throws Exception {
+		String topic = "shared-" + this.name;
+		east().createTopic(topic, 4, (short) 1);
+		produce(east(), spread(topic, 0, 100));
+		Mirror first = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(10));
+		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() >= 40);
+
+		Mirror second = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(10));
+		await().atMost(WAIT).until(() -> first.status().partitions().size() == 2 && second.status().partitions().size() == 2);
+		produce(east(), spread(topic, 100, 200));
+
+		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() >= 200);
+		assertThat(ReadCommitted.values(west().bootstrapServers(), "east." + topic)).hasSize(200).doesNotHaveDuplicates();
+		assertThat(first.status().partitions()).extracting(MirrorStatus.PartitionStatus::partition)
+			.doesNotContainAnyElementsOf(second.status().partitions().stream().map(MirrorStatus.PartitionStatus::partition).toList());
+		assertThat(second.status().recordsMirrored()).isPositive();
+	}
+
+	private static List<ProducerRecord<String, String>> spread(String topic, int from, int to) {
+		List<ProducerRecord<String, String>> records = new ArrayList<>();
+		for (int i = from; i < to; i++) {
+			records.add(new ProducerRecord<>(topic, i % 4, "k" + i, "v" + i));
+		}
+		return records;
+	}
+
 	private Mirror mirror(String source, List<String> targets, UnaryOperator<MirrorSettings.Builder> customizer) {
 		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
 			.cluster("east", client(east()))

@@ -30,7 +30,7 @@ import dev.tandem.test.EmbeddedKafkaCluster;
 import dev.tandem.test.EmbeddedKafkaClusters;
 
 /**
- * The mirror quick start on two embedded clusters ({@code mvn -B -Pdemo -pl mirror -am -DskipTests
+ * The mirror quick start on two embedded clusters ({@code mvn -B -Pmirror-demo -pl mirror -am -DskipTests
  * verify}): loads 10,000 records into topic {@code orders} on east, lets group {@code billing}
  * consume 4,000 of them there, runs the mirror app east→west with {@code billing} selected, reads
  * {@code /actuator/kafkamirror}, then moves {@code billing} to west and checks that it reads exactly
@@ -107,6 +107,8 @@ public final class MirrorDemo {
 	private static Set<String> consumeOnEast(EmbeddedKafkaCluster east) {
 		Map<String, Object> config = east.consumerProperties();
 		config.put(ConsumerConfig.GROUP_ID_CONFIG, "billing");
+		// only the explicit commit of the first 4,000 records counts
+		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
 		Set<String> all = new HashSet<>();
 		Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
 		try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(config)) {
@@ -139,18 +141,18 @@ public final class MirrorDemo {
 		Map<String, Object> config = west.consumerProperties();
 		config.put(ConsumerConfig.GROUP_ID_CONFIG, "billing");
 		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
 		Set<String> read = new HashSet<>();
 		try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(config)) {
 			consumer.subscribe(Set.of("east.orders"));
-			long quietSince = System.nanoTime();
-			while (System.nanoTime() - quietSince < Duration.ofSeconds(3).toNanos()) {
-				int count = 0;
+			long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+			long lastRecord = System.nanoTime();
+			// until everything expected arrived and 3 s passed without more (re-reads would show up)
+			while (System.nanoTime() < deadline
+					&& (read.size() < expected || System.nanoTime() - lastRecord < Duration.ofSeconds(3).toNanos())) {
 				for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
 					read.add(record.value());
-					count++;
-				}
-				if (count > 0 || read.size() < expected) {
-					quietSince = System.nanoTime();
+					lastRecord = System.nanoTime();
 				}
 			}
 		}
