@@ -250,33 +250,52 @@ final class ListenerTransactions {
 		Throwable[] listenerFailure = new Throwable[1];
 		try {
 			Object result = untilDecided(() -> ObservedTransactions.execute(this.observer, this.template,
-					(CrossClusterTransaction transaction) -> {
-				Object value;
-				try {
-					MethodInvocation call = this.invocation.invocableClone(arguments);
-					value = call.proceed();
-				}
-				catch (Throwable ex) {
-					listenerFailure[0] = ex;
-					throw ex;
-				}
-				if (transaction != null) {
-					transaction.sendOffsets(this.delivery.consumer(), ListenerInvocation.nextOffsets(records));
-				}
-				return value;
-			}));
+					invoke(records, arguments, listenerFailure)));
 			this.settled = Math.max(this.settled, to);
 			return new Attempt(result, null);
 		}
 		catch (Throwable ex) {
-			if (ex == listenerFailure[0] && this.rollbackOn.test(ex)) {
-				logger.debug("Listener on cluster '{}' failed on {} record(s) from {}-{}@{}: {}", this.delivery.cluster(),
-						records.size(), records.get(0).topic(), records.get(0).partition(), records.get(0).offset(),
-						String.valueOf(ex));
-				return new Attempt(null, ex);
-			}
-			throw ex;
+			return listenerFailed(ex, listenerFailure[0], records);
 		}
+	}
+
+	/**
+	 * The work of one attempt: the listener on the records' arguments, then their offsets; the
+	 * listener's own exception is kept in {@code listenerFailure} to tell it from the
+	 * transaction's.
+	 */
+	private CrossClusterTransactionTemplate.TransactionCallback<Object, Throwable> invoke(
+			List<ConsumerRecord<?, ?>> records, Object[] arguments, Throwable[] listenerFailure) {
+		return (@Nullable CrossClusterTransaction transaction) -> {
+			Object value;
+			try {
+				MethodInvocation call = this.invocation.invocableClone(arguments);
+				value = call.proceed();
+			}
+			catch (Throwable ex) {
+				listenerFailure[0] = ex;
+				throw ex;
+			}
+			if (transaction != null) {
+				transaction.sendOffsets(this.delivery.consumer(), ListenerInvocation.nextOffsets(records));
+			}
+			return value;
+		};
+	}
+
+	/**
+	 * An attempt threw: the listener's failure that the rollback rule aborted becomes the
+	 * attempt's failure; anything else is rethrown.
+	 */
+	private Attempt listenerFailed(Throwable ex, @Nullable Throwable listenerFailure, List<ConsumerRecord<?, ?>> records)
+			throws Throwable {
+		if (ex == listenerFailure && this.rollbackOn.test(ex)) {
+			logger.debug("Listener on cluster '{}' failed on {} record(s) from {}-{}@{}: {}", this.delivery.cluster(),
+					records.size(), records.get(0).topic(), records.get(0).partition(), records.get(0).offset(),
+					String.valueOf(ex));
+			return new Attempt(null, ex);
+		}
+		throw ex;
 	}
 
 	/**
@@ -291,33 +310,13 @@ final class ListenerTransactions {
 		Throwable[] listenerFailure = new Throwable[1];
 		try {
 			CrossClusterTransactionTemplate.Pipelined<Object> pipelined = ObservedTransactions.executePipelined(
-					this.observer, this.template, pipeline.pipeline(), (CrossClusterTransaction transaction) -> {
-				Object value;
-				try {
-					MethodInvocation call = this.invocation.invocableClone(arguments);
-					value = call.proceed();
-				}
-				catch (Throwable ex) {
-					listenerFailure[0] = ex;
-					throw ex;
-				}
-				if (transaction != null) {
-					transaction.sendOffsets(this.delivery.consumer(), ListenerInvocation.nextOffsets(records));
-				}
-				return value;
-			});
+					this.observer, this.template, pipeline.pipeline(), invoke(records, arguments, listenerFailure));
 			pipeline.submitted(records, pipelined.outcome());
 			this.settled = records.size();
 			return new Attempt(pipelined.result(), null);
 		}
 		catch (Throwable ex) {
-			if (ex == listenerFailure[0] && this.rollbackOn.test(ex)) {
-				logger.debug("Listener on cluster '{}' failed on {} record(s) from {}-{}@{}: {}", this.delivery.cluster(),
-						records.size(), records.get(0).topic(), records.get(0).partition(), records.get(0).offset(),
-						String.valueOf(ex));
-				return new Attempt(null, ex);
-			}
-			throw ex;
+			return listenerFailed(ex, listenerFailure[0], records);
 		}
 	}
 
