@@ -260,37 +260,85 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * @throws IllegalStateException if the transaction is not active
 	 */
 	public void commit() {
+		finishCommit(prepareToCommit());
+	}
+
+	/**
+	 * What the first stage of a commit ({@link #prepareToCommit()}) leaves for the second
+	 * ({@link #finishCommit(Prepared)}): the participants with work and their marker records.
+	 * @param working participants with work, in enlistment order
+	 * @param records their marker records, in the same order (empty when {@code working} is)
+	 * @param startNanos when the commit began ({@link System#nanoTime()})
+	 */
+	record Prepared(List<Participant> working, List<ParticipantRecord> records, long startNanos) {
+
+		boolean onePhase() {
+			return this.working.size() <= 1;
+		}
+
+	}
+
+	/**
+	 * First stage of a commit, which makes nothing visible: every participant's marker record is
+	 * sent, deferred offsets go to their group coordinators, every participant is flushed and its
+	 * sends checked (prepare). With two or more participants the transaction is PREPARED after it;
+	 * with one or none it stays PREPARING (a plain Kafka commit follows). A pipeline runs this for
+	 * transaction N+1 while N is decided and commits: the group coordinator keeps, of two
+	 * transactional offset commits of one partition, the one appended later to
+	 * {@code __consumer_offsets} (whatever order their transactions' markers come in), so running
+	 * the stages of consecutive transactions in order on one thread each keeps the last offsets.
+	 * @return what the second stage needs
+	 * @throws TransactionAbortedException if a send, an offset commit or a flush failed (aborted
+	 *     everywhere)
+	 * @throws IllegalStateException if the transaction is not active
+	 */
+	Prepared prepareToCommit() {
 		long start = System.nanoTime();
 		to(TransactionState.PREPARING);
-		if (this.deferOffsets) {
-			sendDeferredOffsets();
-		}
-		crashPoint(ProtocolStep.BEFORE_PREPARE);
 		List<Participant> working = new ArrayList<>();
 		List<Participant> empty = new ArrayList<>();
 		for (Participant participant : this.enlisted.values()) {
 			(participant.hasWork() ? working : empty).add(participant);
 		}
+		// Markers first: their appends overlap the offset commits below.
+		Map<Participant, Future<RecordMetadata>> markers = sendMarkers(working);
+		if (this.deferOffsets) {
+			sendDeferredOffsets();
+		}
+		crashPoint(ProtocolStep.BEFORE_PREPARE);
 		for (Participant participant : empty) {
 			participant.abort();
 		}
-		if (working.size() <= 1) {
-			commitOnePhase(working, start);
+		List<ParticipantRecord> records = prepare(working, markers);
+		if (working.size() > 1) {
+			to(TransactionState.PREPARED);
+		}
+		crashPoint(ProtocolStep.AFTER_PREPARE);
+		return new Prepared(working, records, start);
+	}
+
+	/**
+	 * Second stage of a commit: with one participant its plain Kafka commit; with more, the
+	 * decision and the commits on every cluster. Exceptions as {@link #commit()}.
+	 * @param prepared what {@link #prepareToCommit()} returned for this transaction
+	 */
+	void finishCommit(Prepared prepared) {
+		List<Participant> working = prepared.working();
+		if (prepared.onePhase()) {
+			commitOnePhase(working, prepared.records(), prepared.startNanos());
 			return;
 		}
-		List<ParticipantRecord> records = prepare(working);
-		to(TransactionState.PREPARED);
-		crashPoint(ProtocolStep.AFTER_PREPARE);
-		Decision decision = new Decision(this.transactionId, this.context.owner(), System.currentTimeMillis(), records);
+		Decision decision = new Decision(this.transactionId, this.context.owner(), System.currentTimeMillis(),
+				prepared.records());
 		if (!decide(decision, working)) {
 			// The decision log was unreachable and the resolver's first attempt found the decision
 			// durable and committed every participant.
-			committed(working.size(), start);
+			committed(working.size(), prepared.startNanos());
 			return;
 		}
 		to(TransactionState.DECIDED);
 		crashPoint(ProtocolStep.AFTER_DECISION);
-		commitDecided(decision, working, start);
+		commitDecided(decision, working, prepared.startNanos());
 	}
 
 	private void sendDeferredOffsets() {
@@ -322,15 +370,14 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * it later) or that the broker refused can be settled by one {@code read_committed} fetch:
 	 * such a commit is never reported as aborted unless the marker says so.
 	 */
-	private void commitOnePhase(List<Participant> working, long start) {
+	private void commitOnePhase(List<Participant> working, List<ParticipantRecord> records, long start) {
 		if (working.isEmpty()) {
 			to(TransactionState.COMMITTED);
 			committed(0, start);
 			return;
 		}
 		Participant participant = working.get(0);
-		ParticipantRecord marker = prepare(working).get(0);
-		crashPoint(ProtocolStep.AFTER_PREPARE);
+		ParticipantRecord marker = records.get(0);
 		try {
 			participant.commit();
 			to(TransactionState.COMMITTED);
@@ -360,14 +407,23 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		}
 	}
 
-	private List<ParticipantRecord> prepare(List<Participant> working) {
+	private Map<Participant, Future<RecordMetadata>> sendMarkers(List<Participant> working) {
+		Map<Participant, Future<RecordMetadata>> markers = new LinkedHashMap<>();
+		byte[] key = this.transactionId.getBytes(StandardCharsets.UTF_8);
+		byte[] value = this.context.owner().getBytes(StandardCharsets.UTF_8);
 		try {
-			Map<Participant, Future<RecordMetadata>> markers = new LinkedHashMap<>();
-			byte[] key = this.transactionId.getBytes(StandardCharsets.UTF_8);
-			byte[] value = this.context.owner().getBytes(StandardCharsets.UTF_8);
 			for (Participant participant : working) {
 				markers.put(participant, participant.send(new ProducerRecord<>(this.context.markerTopic(), key, value)));
 			}
+		}
+		catch (RuntimeException ex) {
+			throw abortAll(new ArrayList<>(this.enlisted.values()), ex);
+		}
+		return markers;
+	}
+
+	private List<ParticipantRecord> prepare(List<Participant> working, Map<Participant, Future<RecordMetadata>> markers) {
+		try {
 			for (Participant participant : working) {
 				participant.flush();
 			}

@@ -19,19 +19,27 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Pipelined cross-cluster transactions: transaction N+1 executes (its caller polls, sends and
- * adds offsets) while transaction N commits on another participant slot, on this pipeline's own
- * committing thread. Up to {@link #depth()} transactions are open or committing at once.
+ * adds offsets) and prepares while transaction N is decided and commits, each on its own
+ * participant slot. Up to {@link #depth()} transactions are open, preparing or committing at once.
  * <p>
  * Order is kept. {@link #commitAsync} first flushes the transaction's producers on the calling
  * thread, so its records are appended before the next transaction sends any (records of
  * consecutive transactions keep their order in each partition, as one producer's would); only
- * the rest of the commit overlaps the next transaction's execution. The committing thread runs
- * each transaction's commit (prepare, decision,
- * commits on every cluster) after the previous one's ended, so N+1 is decided only after N's
- * decision is durable, and on every cluster N+1's commit lands after N's (offset commits of
- * one group are last-writer-wins in {@code __consumer_offsets}: a later transaction's offsets
- * must never be overwritten by an earlier one's). A transaction in doubt holds back its
- * successors until its outcome is known.
+ * the rest of the commit overlaps the next transaction's execution. The rest runs in two stages,
+ * each on one thread of the pipeline, transactions in the order they were handed over:
+ * <ol>
+ * <li>the preparing thread sends the transaction's marker records and its deferred consumer
+ * offsets ({@code TxnOffsetCommit}) and flushes every participant (prepare); this makes nothing
+ * visible, so it overlaps the previous transaction's decision and commits. Offsets of one
+ * partition are committed in order: the group coordinator keeps, of two transactional offset
+ * commits, the one appended later to {@code __consumer_offsets}, whatever order their
+ * transactions' commit markers come in (Kafka's {@code OffsetMetadataManager}), and this thread
+ * appends N's before N+1's;</li>
+ * <li>the committing thread decides the transaction and commits it on every cluster after the
+ * previous one's commits ended, so N+1 is decided only after N's decision is durable, and on
+ * every cluster N+1's commit lands after N's. A transaction in doubt holds back its successors
+ * until its outcome is known.</li>
+ * </ol>
  * <p>
  * A failure stops the line: when a transaction does not commit, every transaction committed
  * asynchronously after it, up to the next {@link #drain()}, is aborted undecided (its future
@@ -59,11 +67,13 @@ public final class TransactionPipeline implements AutoCloseable {
 
 	private final Semaphore permits;
 
+	private final ExecutorService preparer;
+
 	private final ExecutorService committer;
 
 	private final Deque<CompletableFuture<Void>> submitted = new ArrayDeque<>();
 
-	/** The first failure since the last drain: set and read on the committing thread. */
+	/** The first failure since the last drain: set on the committing thread, read on both. */
 	private volatile @Nullable Throwable failure;
 
 	private boolean closed;
@@ -73,8 +83,14 @@ public final class TransactionPipeline implements AutoCloseable {
 		this.depth = depth;
 		this.slotTimeout = slotTimeout;
 		this.permits = new Semaphore(depth);
-		this.committer = Executors.newSingleThreadExecutor((runnable) -> {
-			Thread thread = new Thread(runnable, "tandem-pipeline-" + threads.incrementAndGet());
+		int number = threads.incrementAndGet();
+		this.preparer = singleThread("tandem-pipeline-" + number + "-prepare");
+		this.committer = singleThread("tandem-pipeline-" + number + "-commit");
+	}
+
+	private static ExecutorService singleThread(String name) {
+		return Executors.newSingleThreadExecutor((runnable) -> {
+			Thread thread = new Thread(runnable, name);
 			thread.setDaemon(true);
 			return thread;
 		});
@@ -152,11 +168,30 @@ public final class TransactionPipeline implements AutoCloseable {
 		forgetCompleted();
 		CompletableFuture<Void> outcome = new CompletableFuture<>();
 		this.submitted.add(outcome);
-		this.committer.execute(() -> commitInOrder(transaction, outcome));
+		CompletableFuture<CrossClusterTransaction.@Nullable Prepared> prepared = CompletableFuture
+			.supplyAsync(() -> prepareInOrder(transaction), this.preparer);
+		this.committer.execute(() -> commitInOrder(transaction, prepared, outcome));
 		return outcome;
 	}
 
-	private void commitInOrder(CrossClusterTransaction transaction, CompletableFuture<Void> outcome) {
+	/** On the preparing thread; null if an earlier transaction failed (the committing thread aborts it). */
+	private CrossClusterTransaction.@Nullable Prepared prepareInOrder(CrossClusterTransaction transaction) {
+		if (this.failure != null) {
+			return null;
+		}
+		return transaction.prepareToCommit();
+	}
+
+	private void commitInOrder(CrossClusterTransaction transaction,
+			CompletableFuture<CrossClusterTransaction.@Nullable Prepared> preparing, CompletableFuture<Void> outcome) {
+		CrossClusterTransaction.@Nullable Prepared prepared = null;
+		Throwable prepareFailure = null;
+		try {
+			prepared = preparing.join();
+		}
+		catch (CompletionException ex) {
+			prepareFailure = (ex.getCause() != null) ? ex.getCause() : ex;
+		}
 		Throwable earlier = this.failure;
 		if (earlier != null) {
 			try {
@@ -170,8 +205,15 @@ public final class TransactionPipeline implements AutoCloseable {
 					+ " was aborted undecided: an earlier transaction of its pipeline failed (" + earlier + ")", earlier));
 			return;
 		}
+		if (prepareFailure != null || prepared == null) {
+			Throwable failed = (prepareFailure != null) ? prepareFailure
+					: new IllegalStateException("Transaction " + transaction.transactionId() + " was not prepared");
+			this.failure = failed;
+			outcome.completeExceptionally(failed);
+			return;
+		}
 		try {
-			commitToTheEnd(transaction);
+			commitToTheEnd(transaction, prepared);
 			outcome.complete(null);
 		}
 		catch (Throwable ex) {
@@ -181,9 +223,10 @@ public final class TransactionPipeline implements AutoCloseable {
 	}
 
 	/** Commits; a transaction in doubt is waited for, so that its successors stay behind it. */
-	private void commitToTheEnd(CrossClusterTransaction transaction) throws Throwable {
+	private void commitToTheEnd(CrossClusterTransaction transaction, CrossClusterTransaction.Prepared prepared)
+			throws Throwable {
 		try {
-			transaction.commit();
+			transaction.finishCommit(prepared);
 		}
 		catch (InDoubtTransactionException ex) {
 			TransactionState resolved;
@@ -264,6 +307,7 @@ public final class TransactionPipeline implements AutoCloseable {
 		}
 		finally {
 			this.closed = true;
+			this.preparer.shutdown();
 			this.committer.shutdown();
 		}
 	}
