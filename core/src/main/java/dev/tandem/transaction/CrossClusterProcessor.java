@@ -74,6 +74,8 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 
 	private final long maxIntervalNanos;
 
+	private final boolean closeWhenIdle;
+
 	private final Deque<InFlight> inFlight = new ArrayDeque<>();
 
 	private @Nullable Open open;
@@ -89,6 +91,7 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		this.listener = builder.listener;
 		this.maxRecords = builder.maxRecords;
 		this.maxIntervalNanos = builder.maxInterval.toNanos();
+		this.closeWhenIdle = builder.closeWhenIdle;
 		this.pipeline = builder.manager.pipeline(builder.depth);
 		ConsumerRebalanceListener rebalance = new Rebalance(builder.rebalanceListener);
 		if (builder.topics != null) {
@@ -121,7 +124,8 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 	/**
 	 * Polls once, hands the records to the handler in the open transaction (beginning one if
 	 * needed), and closes the transaction when it is due: its records reached
-	 * {@code maxRecords}, or it is {@code maxInterval} old. Waits at most until the open
+	 * {@code maxRecords}, or it is {@code maxInterval} old, or (with {@code closeWhenIdle}) it
+	 * holds records and no earlier transaction is still preparing or committing. Waits at most until the open
 	 * transaction is due, so that a quiet source does not hold records back.
 	 * @param timeout the longest wait for records
 	 * @throws TransactionAbortedException, {@link HeuristicOutcomeException} or another
@@ -157,7 +161,8 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		}
 		current = this.open;
 		if (current != null && (current.records >= this.maxRecords
-				|| System.nanoTime() - current.startedNanos >= this.maxIntervalNanos)) {
+				|| System.nanoTime() - current.startedNanos >= this.maxIntervalNanos
+				|| (this.closeWhenIdle && current.records > 0 && this.pipeline.inFlight() <= 1))) {
 			closeOpen();
 		}
 	}
@@ -534,6 +539,8 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 
 		private Duration maxInterval = DEFAULT_MAX_INTERVAL;
 
+		private boolean closeWhenIdle = true;
+
 		private @Nullable BatchHandler<K, V> handler;
 
 		private CommitHook beforeCommit = (transaction, next) -> {
@@ -625,6 +632,21 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 				throw new IllegalArgumentException("maxInterval must be positive, not " + maxInterval);
 			}
 			this.maxInterval = maxInterval;
+			return this;
+		}
+
+		/**
+		 * Sets whether a transaction also closes as soon as it holds records and no earlier
+		 * transaction of this processor is still preparing or committing (group commit: while
+		 * one transaction commits the next one gathers what arrives, so transactions grow with
+		 * the load up to {@code maxRecords} and a quiet source's records do not wait for
+		 * {@code maxInterval}). Off: transactions close only at {@code maxRecords} or
+		 * {@code maxInterval}, fewer and larger under a light load.
+		 * @param closeWhenIdle default true
+		 * @return this builder
+		 */
+		public Builder<K, V> closeWhenIdle(boolean closeWhenIdle) {
+			this.closeWhenIdle = closeWhenIdle;
 			return this;
 		}
 

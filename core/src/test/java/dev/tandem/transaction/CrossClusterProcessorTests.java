@@ -162,6 +162,7 @@ class CrossClusterProcessorTests {
 			.depth(3)
 			.maxRecords(200)
 			.maxInterval(Duration.ofSeconds(5))
+			.closeWhenIdle(false)
 			.handler(copyWest())
 			.listener(new CrossClusterProcessor.ProcessorListener() {
 				@Override
@@ -183,6 +184,34 @@ class CrossClusterProcessorTests {
 		// spanning polls: 100 records per poll, transactions of at least 200 (the last may be smaller)
 		assertThat(sizes.subList(0, sizes.size() - 1)).allSatisfy((size) -> assertThat(size).isGreaterThanOrEqualTo(200));
 		assertThat(sizes.size()).isLessThanOrEqualTo(total / 200 + 1);
+	}
+
+	@Test
+	void anIdlePipelineClosesTheOpenTransactionWithoutWaitingForItsInterval() throws Exception {
+		CrossClusterTransactionManager manager = manager();
+		produceSource(3);
+		List<Integer> sizes = new CopyOnWriteArrayList<>();
+		CrossClusterProcessor<String, String> processor = CrossClusterProcessor.builder(manager, consumer(manager, 100))
+			.subscribe(List.of(this.topic))
+			.maxRecords(200)
+			.maxInterval(Duration.ofMinutes(10))
+			.handler(copyWest())
+			.listener(new CrossClusterProcessor.ProcessorListener() {
+				@Override
+				public void onCommitted(String transactionId, int records, Map<TopicPartition, OffsetAndMetadata> next) {
+					sizes.add(records);
+				}
+			})
+			.build();
+		this.closeables.add(processor);
+		List<Throwable> failures = new ArrayList<>();
+		// Far below maxRecords and maxInterval: only the idle pipeline closes the transaction.
+		pollUntilCommitted(processor, 3, failures);
+
+		assertThat(failures).isEmpty();
+		assertThat(sizes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(3);
+		assertThat(ReadCommitted.records(kafka.cluster("west").bootstrapServers(), this.topic,
+				ReadCommitted.DEFAULT_TIMEOUT)).hasSize(3);
 	}
 
 	@Test

@@ -9,7 +9,7 @@ import java.util.Map;
  * One contender of the run, parsed from {@code name} or {@code name[key=value,...]}: which copy
  * ({@value #AT_LEAST_ONCE}, {@value #KAFKA_EOS}, {@value #TANDEM}, {@value #PIPELINED},
  * {@value #LISTENER}) and its own settings on top of the run's common client settings. Keys the
- * copy itself takes ({@code depth}, {@code max-records}, {@code max-interval}, {@code slots}; for
+ * copy itself takes ({@code depth}, {@code max-records}, {@code max-interval}, {@code close-when-idle}, {@code slots}; for
  * the listener every {@code tandem.*} or {@code spring.*} property) are not passed to clients.
  *
  * @param spec the text it was parsed from, its label in the report
@@ -32,7 +32,7 @@ record Contender(String spec, String kind, Map<String, String> overrides) {
 	static final List<String> KINDS = List.of(AT_LEAST_ONCE, KAFKA_EOS, TANDEM, PIPELINED, LISTENER);
 
 	/** Keys the Tandem copies take themselves. */
-	static final List<String> OWN_KEYS = List.of("depth", "max-records", "max-interval", "slots");
+	static final List<String> OWN_KEYS = List.of("depth", "max-records", "max-interval", "close-when-idle", "slots");
 
 	/**
 	 * Parses a comma-separated list of specs; commas inside brackets belong to a spec.

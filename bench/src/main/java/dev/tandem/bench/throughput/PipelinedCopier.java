@@ -32,14 +32,18 @@ final class PipelinedCopier extends TandemCopier {
 
 	private final Duration maxInterval;
 
+	private final boolean closeWhenIdle;
+
 	private @Nullable CrossClusterProcessor<byte[], byte[]> processor;
 
 	PipelinedCopier(String name, Copier.Route route, ClientSettings settings, Map<String, String> bootstrapServers,
-			DecisionLog decisionLog, @Nullable Integer slots, int depth, int maxRecords, Duration maxInterval) {
+			DecisionLog decisionLog, @Nullable Integer slots, int depth, int maxRecords, Duration maxInterval,
+			boolean closeWhenIdle) {
 		super(name, route, settings, bootstrapServers, decisionLog, slots);
 		this.depth = depth;
 		this.maxRecords = maxRecords;
 		this.maxInterval = maxInterval;
+		this.closeWhenIdle = closeWhenIdle;
 	}
 
 	@Override
@@ -52,6 +56,7 @@ final class PipelinedCopier extends TandemCopier {
 			.depth(this.depth)
 			.maxRecords(this.maxRecords)
 			.maxInterval(this.maxInterval)
+			.closeWhenIdle(this.closeWhenIdle)
 			.handler((records, txn) -> {
 				probe.polled();
 				for (ConsumerRecord<byte[], byte[]> record : records) {

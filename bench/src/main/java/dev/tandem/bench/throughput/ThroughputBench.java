@@ -42,7 +42,7 @@ import dev.tandem.test.EmbeddedKafkaClusters;
  * <li>{@code tandem} (c): Tandem's core API, one cross-cluster transaction per poll
  * ({@code begin()}, sends, {@code sendOffsets}, {@code commit()});</li>
  * <li>{@code tandem-pipelined} (d): Tandem's {@code CrossClusterProcessor}, transactions in
- * flight and spanning polls (keys {@code depth}, {@code max-records}, {@code max-interval},
+ * flight and spanning polls (keys {@code depth}, {@code max-records}, {@code max-interval}, {@code close-when-idle},
  * {@code slots});</li>
  * <li>{@code listener} (e): a Spring Boot application context on the starter in this JVM, a
  * batch {@code @KafkaListener} that is {@code @CrossClusterTransactional} (keys
@@ -365,7 +365,8 @@ public final class ThroughputBench {
 			case Contender.PIPELINED -> new PipelinedCopier(route.groupId(), route, settings, bootstrap,
 					coordinator.decisionLog(), slots, Integer.parseInt(own.getOrDefault("depth", "2")),
 					Integer.parseInt(own.getOrDefault("max-records", "2000")),
-					BenchOptions.duration(own.getOrDefault("max-interval", "100ms")));
+					BenchOptions.duration(own.getOrDefault("max-interval", "100ms")),
+					Boolean.parseBoolean(own.getOrDefault("close-when-idle", "true")));
 			default -> new ListenerCopier(route, settings, contender.springProperties(), bootstrap, listenerDir);
 		};
 	}
