@@ -139,6 +139,7 @@ public final class Mirror implements AutoCloseable {
 			overrides.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
 			overrides.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, (int) this.settings.topicRefreshInterval().toMillis());
 			overrides.put(ConsumerConfig.CLIENT_ID_CONFIG, "tandem-mirror-" + this.manager.owner());
+			overrides.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, maxPollRecords());
 			KafkaConsumer<byte[], byte[]> source = this.manager.createConsumer(this.settings.source(), overrides,
 					new ByteArrayDeserializer(), new ByteArrayDeserializer());
 			this.consumer = source;
@@ -148,6 +149,20 @@ public final class Mirror implements AutoCloseable {
 			this.thread = loop;
 			loop.start();
 		}
+	}
+
+	/**
+	 * The source consumer's {@code max.poll.records}: the cluster's (Kafka's default if unset),
+	 * lowered to {@link MirrorSettings#maxRecords()}. The processor closes a transaction only
+	 * between polls, so without it one poll (500 records by default) would make a transaction of
+	 * many times {@code max-records}.
+	 */
+	private int maxPollRecords() {
+		Object configured = this.manager.clusterClients().consumerConfig(this.settings.source())
+			.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG);
+		int poll = (configured != null) ? Integer.parseInt(configured.toString().trim())
+				: ConsumerConfig.DEFAULT_MAX_POLL_RECORDS;
+		return Math.min(poll, this.settings.maxRecords());
 	}
 
 	private void run(KafkaConsumer<byte[], byte[]> source) {
@@ -315,6 +330,8 @@ public final class Mirror implements AutoCloseable {
 
 		@Override
 		public void onCommitted(String transactionId, int records, Map<TopicPartition, OffsetAndMetadata> next) {
+			logger.debug("Mirror {}: transaction {} committed {} source record(s), next source offsets {}", describe(),
+					transactionId, records, next);
 			Mirror.this.engine.committed(transactionId, next);
 		}
 

@@ -28,7 +28,8 @@ import org.jspecify.annotations.Nullable;
  *     broker's {@code default.replication.factor}
  * @param copiedConfigs topic configs copied from the source topic to a created target topic
  * @param topicRefreshInterval how often new source topics and partitions are looked for
- * @param maxRecords records after which a mirror transaction closes
+ * @param maxRecords records after which a mirror transaction closes (the source consumer's
+ *     {@code max.poll.records} is lowered to it, so a transaction holds fewer than twice as many)
  * @param maxInterval age after which a mirror transaction closes
  * @param depth mirror transactions in flight (pipelining)
  * @param mappingCapacity runs of the offset mapping kept per partition ({@link OffsetMapping})
@@ -248,7 +249,9 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 		}
 
 		/**
-		 * Sets the records after which a mirror transaction closes; default 2000.
+		 * Sets the records after which a mirror transaction closes; default 2000. The source
+		 * consumer's {@code max.poll.records} is lowered to it (a transaction closes between
+		 * polls, so it holds fewer than twice as many).
 		 * @param maxRecords 1 or more
 		 * @return this builder
 		 */

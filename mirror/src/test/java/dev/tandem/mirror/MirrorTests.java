@@ -346,6 +346,21 @@ class MirrorTests {
 		assertThat(second.status().recordsMirrored()).isPositive();
 	}
 
+	@Test
+	void aBacklogIsMirroredInTransactionsOfFewerThanTwiceMaxRecordsWhateverTheConsumersMaxPollRecords() throws Exception {
+		String topic = "backlog-" + this.name;
+		east().createTopic(topic, 1, (short) 1);
+		produce(east(), values(topic, 0, 60));
+		// The clients' max.poll.records is 50: one poll would make a transaction of 50 records.
+		Mirror mirror = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(5));
+
+		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() == 60);
+		await().atMost(WAIT).untilAsserted(() -> assertThat(mirror.status().recordsMirrored()).isEqualTo(60));
+		// a transaction closes after the poll that brought it to 5 records: at most 4 + 5 records
+		assertThat(mirror.status().transactions()).as("mirror transactions for 60 records").isGreaterThanOrEqualTo(7);
+		assertThat(ReadCommitted.values(west().bootstrapServers(), "east." + topic)).hasSize(60).doesNotHaveDuplicates();
+	}
+
 	private static List<ProducerRecord<String, String>> spread(String topic, int from, int to) {
 		List<ProducerRecord<String, String>> records = new ArrayList<>();
 		for (int i = from; i < to; i++) {

@@ -101,7 +101,8 @@ public class MirrorProperties {
 	private Duration topicRefreshInterval = Duration.ofSeconds(10);
 
 	/**
-	 * Records after which a mirror transaction closes.
+	 * Records after which a mirror transaction closes; the source consumer's max.poll.records is
+	 * lowered to it.
 	 */
 	private int maxRecords = 2000;
 

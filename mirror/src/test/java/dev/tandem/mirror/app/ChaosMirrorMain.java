@@ -42,10 +42,19 @@ public final class ChaosMirrorMain {
 				@Value("${chaos.halt-at-transaction:1}") int haltAt) {
 			AtomicInteger reached = new AtomicInteger();
 			return (transactionId, reachedStep) -> {
-				if (reachedStep == step && reached.incrementAndGet() == haltAt) {
+				if (reachedStep != step) {
+					return;
+				}
+				int count = reached.incrementAndGet();
+				if (count == haltAt) {
 					// MirrorChaosTests reads this line to know where the mirror was cut off.
 					logger.warn("HALT at {} of transaction {}", reachedStep, transactionId);
 					Runtime.getRuntime().halt(137);
+				}
+				else if (count < haltAt) {
+					// a run that never halts shows here how often the step was reached
+					logger.info("Reached {} of transaction {} ({} of {} before the halt)", reachedStep, transactionId,
+							count, haltAt);
 				}
 			};
 		}

@@ -308,16 +308,20 @@ final class MirrorChaosChecker {
 
 	/** The read_committed end offsets (last stable offsets) of a topic's partitions. */
 	static Map<Integer, Long> endOffsets(String servers, String topic, int partitions) throws Exception {
+		try (Admin admin = Admin.create(Map.of("bootstrap.servers", servers))) {
+			return endOffsets(admin, topic, partitions);
+		}
+	}
+
+	static Map<Integer, Long> endOffsets(Admin admin, String topic, int partitions) throws Exception {
 		Map<TopicPartition, OffsetSpec> request = new HashMap<>();
 		for (int p = 0; p < partitions; p++) {
 			request.put(new TopicPartition(topic, p), OffsetSpec.latest());
 		}
 		Map<Integer, Long> ends = new TreeMap<>();
-		try (Admin admin = Admin.create(Map.of("bootstrap.servers", servers))) {
-			admin.listOffsets(request, new org.apache.kafka.clients.admin.ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
-				.all().get(30, TimeUnit.SECONDS)
-				.forEach((partition, info) -> ends.put(partition.partition(), info.offset()));
-		}
+		admin.listOffsets(request, new org.apache.kafka.clients.admin.ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
+			.all().get(30, TimeUnit.SECONDS)
+			.forEach((partition, info) -> ends.put(partition.partition(), info.offset()));
 		return ends;
 	}
 

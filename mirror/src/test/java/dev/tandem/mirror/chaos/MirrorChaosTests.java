@@ -333,6 +333,9 @@ class MirrorChaosTests {
 
 		int nextSeq;
 
+		/** Which time mirror a reaches the fault's step when it halts (0: no halt). */
+		int haltAt;
+
 		double seconds;
 
 		private long mark;
@@ -372,8 +375,16 @@ class MirrorChaosTests {
 				}
 				Process first = startMirror("a", random);
 				if (this.fault.step != null) {
-					await().atMost(TIMEOUT).pollInterval(POLL).until(() -> !first.isAlive());
+					// A mirror that copied everything without reaching its halt would wait here forever.
+					await().atMost(TIMEOUT).pollInterval(POLL).ignoreExceptionsMatching(TRANSIENT)
+						.until(() -> !first.isAlive() || mirroredToTheEnd());
 					String log = Files.readString(log("a"));
+					if (first.isAlive()) {
+						long reached = log.lines().filter((line) -> line.contains("Reached " + this.fault.step)).count();
+						this.problems.add("mirror a mirrored every record without halting: it reached " + this.fault.step
+								+ " " + reached + " time(s), its halt was set at the " + this.haltAt + "th");
+						return;
+					}
 					if (first.exitValue() != 137 || !log.contains("HALT at " + this.fault.step)) {
 						this.problems.add("mirror a exited " + first.exitValue() + " instead of halting at " + this.fault.step);
 						return;
@@ -588,11 +599,12 @@ class MirrorChaosTests {
 					"--tandem.mirror.topics=" + this.topic, "--tandem.mirror.groups=" + this.lagGroup + "," + this.tipGroup,
 					"--tandem.mirror.consumer-group=" + this.mirrorGroup, "--tandem.mirror.max-records=" + MAX_RECORDS,
 					"--tandem.mirror.replication-factor=3", "--spring.main.web-application-type=none",
-					"--logging.level.root=WARN", "--logging.level.dev.tandem=INFO"));
+					"--logging.level.root=WARN", "--logging.level.dev.tandem=INFO",
+					"--logging.level.dev.tandem.mirror.Mirror=DEBUG"));
 			if (random != null && this.fault.step != null) {
-				int haltAt = 2 + random.nextInt(4);
+				this.haltAt = 2 + random.nextInt(4);
 				command.add("--chaos.halt-at-step=" + this.fault.step);
-				command.add("--chaos.halt-at-transaction=" + haltAt);
+				command.add("--chaos.halt-at-transaction=" + this.haltAt);
 			}
 			Process mirror = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log(incarnation).toFile())
 				.start();
@@ -614,6 +626,14 @@ class MirrorChaosTests {
 			await().atMost(TIMEOUT).pollInterval(POLL).ignoreExceptionsMatching(TRANSIENT).until(() -> progress(mirror) > now);
 		}
 
+		/** Whether the mirror's committed source offsets reached the source's end offsets. */
+		private boolean mirroredToTheEnd() throws Exception {
+			Map<Integer, Long> ends = MirrorChaosChecker.endOffsets(sourceAdmin, this.topic, PARTITIONS);
+			Map<Integer, Long> mirrored = committed(sourceAdmin, this.mirrorGroup);
+			// the mirror's offset may stop just before the last transaction's commit marker
+			return ends.entrySet().stream().allMatch((end) -> mirrored.getOrDefault(end.getKey(), -1L) >= end.getValue() - 1);
+		}
+
 		/**
 		 * Until the mirror's committed source offsets reach the source's end offsets and both
 		 * groups' translated offsets on the target are there and unchanged for a second.
@@ -622,12 +642,10 @@ class MirrorChaosTests {
 			AtomicReference<Map<String, Map<Integer, Long>>> previous = new AtomicReference<>();
 			await().atMost(TIMEOUT).pollInterval(Duration.ofSeconds(1)).ignoreExceptionsMatching(TRANSIENT).until(() -> {
 				progress(mirror);
-				Map<Integer, Long> ends = MirrorChaosChecker.endOffsets(source.bootstrapServers(), this.topic, PARTITIONS);
-				Map<Integer, Long> mirrored = committed(sourceAdmin, this.mirrorGroup);
-				// the mirror's offset may stop just before the last transaction's commit marker
-				if (ends.entrySet().stream().anyMatch((end) -> mirrored.getOrDefault(end.getKey(), -1L) < end.getValue() - 1)) {
+				if (!mirroredToTheEnd()) {
 					return false;
 				}
+				Map<Integer, Long> mirrored = committed(sourceAdmin, this.mirrorGroup);
 				Map<String, Map<Integer, Long>> translated = new HashMap<>();
 				translated.put(this.mirrorGroup, mirrored);
 				for (String group : List.of(this.lagGroup, this.tipGroup)) {
