@@ -539,7 +539,7 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 
 		private Duration maxInterval = DEFAULT_MAX_INTERVAL;
 
-		private boolean closeWhenIdle = true;
+		private boolean closeWhenIdle;
 
 		private @Nullable BatchHandler<K, V> handler;
 
@@ -641,8 +641,10 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		 * one transaction commits the next one gathers what arrives, so transactions grow with
 		 * the load up to {@code maxRecords} and a quiet source's records do not wait for
 		 * {@code maxInterval}). Off: transactions close only at {@code maxRecords} or
-		 * {@code maxInterval}, fewer and larger under a light load.
-		 * @param closeWhenIdle default true
+		 * {@code maxInterval}, fewer and larger under a light load. Off by default: on the
+		 * two-core machine of {@code docs/benchmarks.md} the extra transactions cost more CPU than
+		 * the shorter wait saved.
+		 * @param closeWhenIdle default false
 		 * @return this builder
 		 */
 		public Builder<K, V> closeWhenIdle(boolean closeWhenIdle) {

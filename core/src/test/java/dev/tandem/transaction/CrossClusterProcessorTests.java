@@ -162,7 +162,6 @@ class CrossClusterProcessorTests {
 			.depth(3)
 			.maxRecords(200)
 			.maxInterval(Duration.ofSeconds(5))
-			.closeWhenIdle(false)
 			.handler(copyWest())
 			.listener(new CrossClusterProcessor.ProcessorListener() {
 				@Override
@@ -195,6 +194,7 @@ class CrossClusterProcessorTests {
 			.subscribe(List.of(this.topic))
 			.maxRecords(200)
 			.maxInterval(Duration.ofMinutes(10))
+			.closeWhenIdle(true)
 			.handler(copyWest())
 			.listener(new CrossClusterProcessor.ProcessorListener() {
 				@Override

@@ -366,7 +366,7 @@ public final class ThroughputBench {
 					coordinator.decisionLog(), slots, Integer.parseInt(own.getOrDefault("depth", "2")),
 					Integer.parseInt(own.getOrDefault("max-records", "2000")),
 					BenchOptions.duration(own.getOrDefault("max-interval", "100ms")),
-					Boolean.parseBoolean(own.getOrDefault("close-when-idle", "true")));
+					Boolean.parseBoolean(own.getOrDefault("close-when-idle", "false")));
 			default -> new ListenerCopier(route, settings, contender.springProperties(), bootstrap, listenerDir);
 		};
 	}
