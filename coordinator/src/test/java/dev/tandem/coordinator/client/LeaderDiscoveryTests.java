@@ -78,7 +78,10 @@ class LeaderDiscoveryTests {
 		assertThat(this.cluster.readyLeader()).contains(newLeader);
 		assertThat(this.cluster.server(newLeader).currentTerm()).isEqualTo(term + 1);
 		assertThat(client.leaderId()).isEqualTo(newLeader);
-		assertThat(client.leaderRedirects()).isLessThanOrEqualTo(1);
+		// One hint normally (the old leader names the new one); two when the old leader, just
+		// stepped down, does not know the new leader yet and names another follower, which then
+		// names the new leader (seen under load: n2 -> n1 -> n3).
+		assertThat(client.leaderRedirects()).isLessThanOrEqualTo(2);
 		// No retry waited for the backoff (1 s here): before leader-change failures got quick
 		// retries, a new leader not yet ready sent 1 run in 6 into it (3.6 s). The follow time
 		// itself is logged, not asserted: timing claims belong in the benchmark.
