@@ -41,8 +41,8 @@ import dev.tandem.transaction.TransactionState;
  * ({@link #beforeCommit}), and learns the target offsets of what it copied only when the
  * transaction that wrote them committed ({@link #committed}), so that a translation never points
  * at aborted data. Thread-safe: the polling thread and the pipeline's committing threads call
- * it, under its lock, except the polling thread's sends into its open transaction, which run
- * outside it; {@link #status()} reads without it.
+ * it, under its lock, except the polling thread's sends and group-offset writes into its open
+ * transaction, which run outside it; {@link #status()} reads without it.
  * <p>
  * A translated offset is written for a group, a target and a partition when it is greater than
  * what the group already has there (its committed offset on the target, the mirror's last
@@ -101,6 +101,9 @@ final class MirrorEngine {
 	private long recordsAtLastProgress;
 
 	private long idleSnapshotAt;
+
+	/** The groups' read whose translations the last {@link #beforeCommit} wrote. */
+	private long translatedSnapshotAt = -1;
 
 	MirrorEngine(MirrorSettings settings, TargetTopics topics, GroupOffsetFollower follower, ClusterClients clients,
 			String instanceId, Duration timeout) {
@@ -236,11 +239,27 @@ final class MirrorEngine {
 		}
 	}
 
-	/** Writes the translations due (mappings of committed transactions only) into the transaction. */
-	synchronized void beforeCommit(CrossClusterTransaction txn, GroupOffsetWriter writer) {
-		PendingTransaction transaction = this.pending.computeIfAbsent(txn.transactionId(),
-				(id) -> new PendingTransaction(txn));
-		Map<String, Map<String, Map<TopicPartition, OffsetAndMetadata>>> due = translations(this.follower.snapshot());
+	/**
+	 * Writes the translations due (mappings of committed transactions only) into the transaction,
+	 * once per read of the groups ({@link MirrorSettings#groupSyncInterval()}): their committed
+	 * offsets change only then, and each write is a round trip to the target's group coordinator
+	 * that the polling thread waits for. Between reads the translations only creep forward with
+	 * what was mirrored meanwhile, which the next read's write (or the idle one) catches up.
+	 */
+	void beforeCommit(CrossClusterTransaction txn, GroupOffsetWriter writer) {
+		PendingTransaction transaction;
+		Map<String, Map<String, Map<TopicPartition, OffsetAndMetadata>>> due;
+		synchronized (this) {
+			transaction = this.pending.computeIfAbsent(txn.transactionId(), (id) -> new PendingTransaction(txn));
+			Snapshot snapshot = this.follower.snapshot();
+			if (snapshot.readAtMs() == this.translatedSnapshotAt) {
+				return;
+			}
+			this.translatedSnapshotAt = snapshot.readAtMs();
+			due = translations(snapshot);
+		}
+		// Outside the lock: the pipeline's thread may tell commits meanwhile. Only this thread
+		// writes translations while transactions are open, so nothing computes a floor in between.
 		write(txn, writer, transaction, due);
 	}
 
@@ -248,8 +267,10 @@ final class MirrorEngine {
 			Map<String, Map<String, Map<TopicPartition, OffsetAndMetadata>>> due) {
 		due.forEach((target, groups) -> groups.forEach((group, offsets) -> {
 			writer.write(txn, target, group, offsets);
-			offsets.forEach((remote, offset) -> transaction.translations
-				.add(new Translation(new TranslationKey(target, group, remote), offset.offset())));
+			synchronized (this) {
+				offsets.forEach((remote, offset) -> transaction.translations
+					.add(new Translation(new TranslationKey(target, group, remote), offset.offset())));
+			}
 		}));
 	}
 
