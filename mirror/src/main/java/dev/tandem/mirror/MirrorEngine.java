@@ -22,7 +22,8 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.record.TimestampType;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -40,7 +41,8 @@ import dev.tandem.transaction.TransactionState;
  * ({@link #beforeCommit}), and learns the target offsets of what it copied only when the
  * transaction that wrote them committed ({@link #committed}), so that a translation never points
  * at aborted data. Thread-safe: the polling thread and the pipeline's committing threads call
- * it, under its lock; {@link #status()} reads without it.
+ * it, under its lock, except the polling thread's sends and group-offset writes into its open
+ * transaction, which run outside it; {@link #status()} reads without it.
  * <p>
  * A translated offset is written for a group, a target and a partition when it is greater than
  * what the group already has there (its committed offset on the target, the mirror's last
@@ -99,6 +101,9 @@ final class MirrorEngine {
 	private long recordsAtLastProgress;
 
 	private long idleSnapshotAt;
+
+	/** The groups' read whose translations the last {@link #beforeCommit} wrote. */
+	private long translatedSnapshotAt = -1;
 
 	MirrorEngine(MirrorSettings settings, TargetTopics topics, GroupOffsetFollower follower, ClusterClients clients,
 			String instanceId, Duration timeout) {
@@ -171,65 +176,90 @@ final class MirrorEngine {
 		});
 	}
 
-	/** Copies polled records to every target inside the transaction. */
-	synchronized void handle(ConsumerRecords<byte[], byte[]> records, CrossClusterTransaction txn) {
-		PendingTransaction transaction = this.pending.get(txn.transactionId());
-		if (transaction == null) {
-			// Pipelined transactions send through different producers: wait until every earlier
-			// copy is appended, so that copies land on each target partition in source order
-			// (the offset mapping and the translation rule rely on it).
-			awaitEarlierSends();
-			transaction = new PendingTransaction(txn);
-			this.pending.put(txn.transactionId(), transaction);
-		}
-		for (ConsumerRecord<byte[], byte[]> record : records) {
-			if (!this.settings.topics().matches(record.topic())) {
-				continue;
+	/**
+	 * Copies polled records to every target inside the transaction. The sends run outside the
+	 * engine's lock (only this thread sends into the open transaction), so that a commit told
+	 * meanwhile on the pipeline's thread does not wait for them.
+	 * <p>
+	 * No wait for earlier transactions is needed to keep each target partition in source order:
+	 * {@link dev.tandem.transaction.TransactionPipeline#commitAsync} flushes a transaction's
+	 * producers on this thread before it returns, so every copy of an earlier transaction is
+	 * appended (or failed) before this one sends.
+	 */
+	void handle(ConsumerRecords<byte[], byte[]> records, CrossClusterTransaction txn) {
+		PendingTransaction transaction = pending(txn);
+		List<Sent> sent = new ArrayList<>(records.count() * this.settings.targets().size());
+		try {
+			for (TopicPartition source : records.partitions()) {
+				if (this.settings.topics().matches(source.topic())) {
+					copy(source, records.records(source), txn, sent);
+				}
 			}
-			TopicPartition source = new TopicPartition(record.topic(), record.partition());
+		}
+		finally {
+			synchronized (this) {
+				transaction.sent.addAll(sent);
+			}
+		}
+	}
+
+	private synchronized PendingTransaction pending(CrossClusterTransaction txn) {
+		return this.pending.computeIfAbsent(txn.transactionId(), (id) -> new PendingTransaction(txn));
+	}
+
+	/** Copies one partition's polled records: its remote topic and header prefix once, then each record. */
+	private void copy(TopicPartition source, List<ConsumerRecord<byte[], byte[]>> polled, CrossClusterTransaction txn,
+			List<Sent> sent) {
+		String sourceCluster = this.settings.source();
+		List<String> targets = this.settings.targets();
+		String remoteTopic = remote(source).topic();
+		byte[] sourcePrefix = Provenance.sourcePrefix(sourceCluster, source.topic(), source.partition());
+		Header sourceOrigin = Provenance.originHeader(sourceCluster);
+		boolean[] ensured = new boolean[targets.size()];
+		for (ConsumerRecord<byte[], byte[]> record : polled) {
 			String origin = Provenance.origin(record.headers());
-			Provenance provenance = new Provenance((origin != null) ? origin : this.settings.source(),
-					this.settings.source(), record.topic(), record.partition(), record.offset());
+			Header originHeader = (origin != null) ? Provenance.originHeader(origin) : sourceOrigin;
 			Long timestamp = (record.timestampType() == TimestampType.NO_TIMESTAMP_TYPE || record.timestamp() < 0) ? null
 					: record.timestamp();
-			for (String target : this.settings.targets()) {
+			for (int i = 0; i < targets.size(); i++) {
+				String target = targets.get(i);
 				if (target.equals(origin)) {
 					this.recordsSkipped.incrementAndGet();
 					continue;
 				}
-				this.topics.ensurePartition(target, record.topic(), record.partition());
-				RecordHeaders headers = new RecordHeaders(record.headers().toArray());
-				provenance.writeTo(headers);
-				ProducerRecord<byte[], byte[]> copy = new ProducerRecord<>(remote(source).topic(), record.partition(),
-						timestamp, record.key(), record.value(), headers);
-				transaction.sent.add(new Sent(target, source, record.offset(), txn.send(target, copy)));
+				if (!ensured[i]) {
+					this.topics.ensurePartition(target, source.topic(), source.partition());
+					ensured[i] = true;
+				}
+				Headers headers = Provenance.forCopy(record.headers(), originHeader, sourcePrefix, record.offset());
+				ProducerRecord<byte[], byte[]> copy = new ProducerRecord<>(remoteTopic, source.partition(), timestamp,
+						record.key(), record.value(), headers);
+				sent.add(new Sent(target, source, record.offset(), txn.send(target, copy)));
 			}
 		}
 	}
 
-	private void awaitEarlierSends() {
-		for (PendingTransaction earlier : this.pending.values()) {
-			for (Sent sent : earlier.sent) {
-				try {
-					sent.future.get(this.timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-					throw new MirrorException("Interrupted while waiting for earlier copies", ex);
-				}
-				catch (ExecutionException | java.util.concurrent.TimeoutException ex) {
-					// that transaction fails, and every later one with it
-					throw new MirrorException("An earlier mirror transaction's copy failed: " + ex, ex);
-				}
+	/**
+	 * Writes the translations due (mappings of committed transactions only) into the transaction,
+	 * once per read of the groups ({@link MirrorSettings#groupSyncInterval()}): their committed
+	 * offsets change only then, and each write is a round trip to the target's group coordinator
+	 * that the polling thread waits for. Between reads the translations only creep forward with
+	 * what was mirrored meanwhile, which the next read's write (or the idle one) catches up.
+	 */
+	void beforeCommit(CrossClusterTransaction txn, GroupOffsetWriter writer) {
+		PendingTransaction transaction;
+		Map<String, Map<String, Map<TopicPartition, OffsetAndMetadata>>> due;
+		synchronized (this) {
+			transaction = this.pending.computeIfAbsent(txn.transactionId(), (id) -> new PendingTransaction(txn));
+			Snapshot snapshot = this.follower.snapshot();
+			if (snapshot.readAtMs() == this.translatedSnapshotAt) {
+				return;
 			}
+			this.translatedSnapshotAt = snapshot.readAtMs();
+			due = translations(snapshot);
 		}
-	}
-
-	/** Writes the translations due (mappings of committed transactions only) into the transaction. */
-	synchronized void beforeCommit(CrossClusterTransaction txn, GroupOffsetWriter writer) {
-		PendingTransaction transaction = this.pending.computeIfAbsent(txn.transactionId(),
-				(id) -> new PendingTransaction(txn));
-		Map<String, Map<String, Map<TopicPartition, OffsetAndMetadata>>> due = translations(this.follower.snapshot());
+		// Outside the lock: the pipeline's thread may tell commits meanwhile. Only this thread
+		// writes translations while transactions are open, so nothing computes a floor in between.
 		write(txn, writer, transaction, due);
 	}
 
@@ -237,8 +267,10 @@ final class MirrorEngine {
 			Map<String, Map<String, Map<TopicPartition, OffsetAndMetadata>>> due) {
 		due.forEach((target, groups) -> groups.forEach((group, offsets) -> {
 			writer.write(txn, target, group, offsets);
-			offsets.forEach((remote, offset) -> transaction.translations
-				.add(new Translation(new TranslationKey(target, group, remote), offset.offset())));
+			synchronized (this) {
+				offsets.forEach((remote, offset) -> transaction.translations
+					.add(new Translation(new TranslationKey(target, group, remote), offset.offset())));
+			}
 		}));
 	}
 
@@ -336,12 +368,18 @@ final class MirrorEngine {
 	}
 
 	private void apply(PendingTransaction transaction) {
+		OffsetMapping mapping = null;
+		Sent previous = null;
 		for (Sent sent : transaction.sent) {
 			RecordMetadata metadata = metadata(sent.future);
 			if (metadata != null) {
-				this.mappings.computeIfAbsent(new MappingKey(sent.target, sent.source),
-						(key) -> new OffsetMapping(this.settings.mappingCapacity(), true))
-					.add(sent.sourceOffset, metadata.offset());
+				// copies of one partition to one target come in runs: look their mapping up once a run
+				if (mapping == null || !sent.target.equals(previous.target) || !sent.source.equals(previous.source)) {
+					mapping = this.mappings.computeIfAbsent(new MappingKey(sent.target, sent.source),
+							(key) -> new OffsetMapping(this.settings.mappingCapacity(), true));
+					previous = sent;
+				}
+				mapping.add(sent.sourceOffset, metadata.offset());
 			}
 		}
 		long now = System.currentTimeMillis();

@@ -1,9 +1,14 @@
 package dev.tandem.mirror;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -70,8 +75,54 @@ public record Provenance(String origin, String sourceCluster, String topic, int 
 		headers.remove(ORIGIN_HEADER);
 		headers.remove(SOURCE_HEADER);
 		headers.add(ORIGIN_HEADER, this.origin.getBytes(StandardCharsets.UTF_8));
-		headers.add(SOURCE_HEADER, (this.sourceCluster + "/" + this.topic + "/" + this.partition + "/" + this.offset)
-			.getBytes(StandardCharsets.UTF_8));
+		headers.add(SOURCE_HEADER, sourceValue(sourcePrefix(this.sourceCluster, this.topic, this.partition), this.offset));
+	}
+
+	/**
+	 * Returns the origin header of a record first produced to a cluster.
+	 * @param origin the cluster's alias
+	 * @return the header (its value is shared: never change it)
+	 */
+	static Header originHeader(String origin) {
+		return new RecordHeader(ORIGIN_HEADER, origin.getBytes(StandardCharsets.UTF_8));
+	}
+
+	/**
+	 * Returns the start of the {@value #SOURCE_HEADER} value of every record of one source
+	 * partition, {@code <source-alias>/<topic>/<partition>/}, as UTF-8.
+	 */
+	static byte[] sourcePrefix(String sourceCluster, String topic, int partition) {
+		return (sourceCluster + "/" + topic + "/" + partition + "/").getBytes(StandardCharsets.UTF_8);
+	}
+
+	/**
+	 * Returns the headers of a copy, what {@link #writeTo} makes of the record's own headers:
+	 * them without any provenance header, then the origin, then the source header (its value
+	 * the partition's {@link #sourcePrefix} and the offset), built in one pass.
+	 * @param original the source record's headers
+	 * @param origin the origin header to write (the record's own, or the source cluster's)
+	 * @param sourcePrefix the partition's {@link #sourcePrefix}
+	 * @param offset the record's source offset
+	 * @return new, mutable headers
+	 */
+	static Headers forCopy(Headers original, Header origin, byte[] sourcePrefix, long offset) {
+		Header[] own = original.toArray();
+		List<Header> copy = new ArrayList<>(own.length + 2);
+		for (Header header : own) {
+			if (!header.key().equals(ORIGIN_HEADER) && !header.key().equals(SOURCE_HEADER)) {
+				copy.add(header);
+			}
+		}
+		copy.add(origin);
+		copy.add(new RecordHeader(SOURCE_HEADER, sourceValue(sourcePrefix, offset)));
+		return new RecordHeaders(copy);
+	}
+
+	private static byte[] sourceValue(byte[] prefix, long offset) {
+		byte[] digits = Long.toString(offset).getBytes(StandardCharsets.US_ASCII);
+		byte[] value = Arrays.copyOf(prefix, prefix.length + digits.length);
+		System.arraycopy(digits, 0, value, prefix.length, digits.length);
+		return value;
 	}
 
 }

@@ -2,7 +2,9 @@ package dev.tandem.mirror;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
@@ -16,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * MirrorMaker 2's own topics ({@code mm2-*}, {@code heartbeats}), Tandem's control topics (the
  * marker and instance topics) and topics that are, by name, remote copies of a target cluster's
  * topics ({@code <target-alias><separator>*}, see active-active in {@link Mirror}).
- * Immutable and thread-safe.
+ * Immutable (what it selects never changes) and thread-safe.
  *
  * @since 0.1.0
  */
@@ -26,6 +28,8 @@ public final class TopicSelection {
 	public static final List<String> BUILT_IN_EXCLUDES = List.of("__.*", ".*[\\-.]internal", ".*\\.replica",
 			"mm2-.*", "heartbeats", "tandem-markers", "tandem-instances");
 
+	private static final int MAX_DECIDED = 10_000;
+
 	private final List<String> topics;
 
 	private final @Nullable Pattern include;
@@ -33,6 +37,9 @@ public final class TopicSelection {
 	private final List<Pattern> excludes;
 
 	private final Pattern subscription;
+
+	/** Answers of {@link #matches} so far (asked for every polled partition; bounded). */
+	private final Map<String, Boolean> decided = new ConcurrentHashMap<>();
 
 	/**
 	 * Creates a selection.
@@ -71,6 +78,18 @@ public final class TopicSelection {
 	 */
 	public boolean matches(String topic) {
 		Objects.requireNonNull(topic, "topic");
+		Boolean known = this.decided.get(topic);
+		if (known != null) {
+			return known;
+		}
+		boolean selected = decide(topic);
+		if (this.decided.size() < MAX_DECIDED) {
+			this.decided.put(topic, selected);
+		}
+		return selected;
+	}
+
+	private boolean decide(String topic) {
 		for (Pattern exclude : this.excludes) {
 			if (exclude.matcher(topic).matches()) {
 				return false;

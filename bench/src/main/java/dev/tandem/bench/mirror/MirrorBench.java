@@ -61,7 +61,8 @@ import dev.tandem.test.EmbeddedKafkaClusters;
  * it), {@code --contenders} ({@code mm2-eos,mm2-alo,tandem}), {@code --rounds} (3),
  * {@code --records} backlog per run (150000), {@code --live-rate} (2000), {@code --live-duration}
  * (10s), {@code --lag-fraction} (0.3), {@code --settle} (5s), {@code --sync-wait} (60s),
- * {@code --brokers} (3), {@code --partitions} (6), {@code --report}
+ * {@code --brokers} (3), {@code --partitions} (6), {@code --tandem-max-records} the Tandem mirror's
+ * {@code max-records} (its settings' default), {@code --report}
  * ({@code bench/target/mirror-bench.md}), {@code --log-dir} for MirrorMaker 2's configuration
  * files and logs ({@code bench/target/mirror-bench-logs}). The report goes to stdout and the file.
  *
@@ -214,7 +215,9 @@ public final class MirrorBench {
 		return switch (name) {
 			case "mm2-eos", "mm2-alo" -> new MirrorMaker2Contender(name.equals("mm2-eos"), Path.of(Objects.requireNonNull(
 					this.options.get("mm2-classpath"), "--mm2-classpath <file> is required for the " + name + " contender")));
-			case "tandem" -> new TandemMirrorContender(work.resolve("coordinator"));
+			case "tandem" -> new TandemMirrorContender(work.resolve("coordinator"),
+					this.options.containsKey("tandem-max-records") ? Integer.parseInt(this.options.get("tandem-max-records"))
+							: null);
 			default -> throw new IllegalArgumentException("Unknown contender '" + name + "' in --contenders; use "
 					+ "mm2-eos, mm2-alo, tandem");
 		};

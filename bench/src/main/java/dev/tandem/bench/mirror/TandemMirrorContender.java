@@ -18,12 +18,15 @@ import dev.tandem.transaction.CrossClusterTransactionManager;
  * Tandem's mirror ({@link Mirror}, module {@code mirror}) as a library in the bench's JVM: one
  * instance, a {@link CrossClusterTransactionManager} on the source and the target with the
  * decision log an app gets by default (the embedded Ratis coordinator, one peer, log on disk,
- * shared by the runs), {@link MirrorSettings}' defaults otherwise. Each run gets a fresh manager
+ * shared by the runs), {@link MirrorSettings}' defaults otherwise (but {@code max-records} when the
+ * bench is given one). Each run gets a fresh manager
  * (its own id prefix, so its own transactional ids and leases) and a fresh mirror group.
  */
 final class TandemMirrorContender implements Contender {
 
 	private final Path coordinatorDirectory;
+
+	private final @Nullable Integer maxRecords;
 
 	private @Nullable EmbeddedCoordinator coordinator;
 
@@ -31,8 +34,9 @@ final class TandemMirrorContender implements Contender {
 
 	private @Nullable Mirror mirror;
 
-	TandemMirrorContender(Path coordinatorDirectory) {
+	TandemMirrorContender(Path coordinatorDirectory, @Nullable Integer maxRecords) {
 		this.coordinatorDirectory = coordinatorDirectory;
+		this.maxRecords = maxRecords;
 	}
 
 	@Override
@@ -44,7 +48,8 @@ final class TandemMirrorContender implements Contender {
 	public String settings() {
 		MirrorSettings defaults = MirrorSettings.builder("east", List.of("west")).topics(List.of("t")).build();
 		return "Tandem's mirror, 1 instance in the bench's JVM, embedded Ratis decision log (1 peer, on disk), "
-				+ "settings' defaults: max-records=" + defaults.maxRecords() + ", max-interval="
+				+ ((this.maxRecords != null) ? "settings: max-records=" + this.maxRecords + " (--tandem-max-records), defaults: "
+						: "settings' defaults: max-records=" + defaults.maxRecords() + ", ") + "max-interval="
 				+ defaults.maxInterval().toMillis() + " ms, depth=" + defaults.depth() + ", group-sync-interval="
 				+ defaults.groupSyncInterval().toMillis() + " ms; kafka-clients defaults for its clients";
 	}
@@ -65,12 +70,14 @@ final class TandemMirrorContender implements Contender {
 			.build();
 		this.manager = manager;
 		manager.start();
-		MirrorSettings settings = MirrorSettings.builder(run.sourceAlias(), List.of(run.targetAlias()))
+		MirrorSettings.Builder settings = MirrorSettings.builder(run.sourceAlias(), List.of(run.targetAlias()))
 			.topics(List.of(run.topic()))
 			.groups(run.groups())
-			.consumerGroup("tandem-mirror-" + run.tag())
-			.build();
-		Mirror mirror = new Mirror(manager, settings);
+			.consumerGroup("tandem-mirror-" + run.tag());
+		if (this.maxRecords != null) {
+			settings.maxRecords(this.maxRecords);
+		}
+		Mirror mirror = new Mirror(manager, settings.build());
 		this.mirror = mirror;
 		mirror.start();
 	}
