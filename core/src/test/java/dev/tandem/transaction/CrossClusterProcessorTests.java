@@ -121,6 +121,16 @@ class CrossClusterProcessorTests {
 		return consumer;
 	}
 
+	/** Adds every committed transaction's record count to {@code sizes}. */
+	private static CrossClusterProcessor.ProcessorListener sizesOf(List<Integer> sizes) {
+		return new CrossClusterProcessor.ProcessorListener() {
+			@Override
+			public void onCommitted(String transactionId, int records, Map<TopicPartition, OffsetAndMetadata> next) {
+				sizes.add(records);
+			}
+		};
+	}
+
 	/** Copies every record to the same partition of the west topic. */
 	private CrossClusterProcessor.BatchHandler<String, String> copyWest() {
 		return (records, transaction) -> {
@@ -163,12 +173,7 @@ class CrossClusterProcessorTests {
 			.maxRecords(200)
 			.maxInterval(Duration.ofSeconds(5))
 			.handler(copyWest())
-			.listener(new CrossClusterProcessor.ProcessorListener() {
-				@Override
-				public void onCommitted(String transactionId, int records, Map<TopicPartition, OffsetAndMetadata> next) {
-					sizes.add(records);
-				}
-			})
+			.listener(sizesOf(sizes))
 			.build();
 		this.closeables.add(processor);
 		List<Throwable> failures = new ArrayList<>();
@@ -196,12 +201,7 @@ class CrossClusterProcessorTests {
 			.maxInterval(Duration.ofMinutes(10))
 			.closeWhenIdle(true)
 			.handler(copyWest())
-			.listener(new CrossClusterProcessor.ProcessorListener() {
-				@Override
-				public void onCommitted(String transactionId, int records, Map<TopicPartition, OffsetAndMetadata> next) {
-					sizes.add(records);
-				}
-			})
+			.listener(sizesOf(sizes))
 			.build();
 		this.closeables.add(processor);
 		List<Throwable> failures = new ArrayList<>();
