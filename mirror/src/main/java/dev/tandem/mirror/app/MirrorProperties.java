@@ -16,7 +16,7 @@ import dev.tandem.mirror.MirrorSettings;
  *
  * @since 0.1.0
  */
-@ConfigurationProperties("tandem.mirror")
+@ConfigurationProperties(prefix = "tandem.mirror", ignoreUnknownFields = false)
 public class MirrorProperties {
 
 	/**
