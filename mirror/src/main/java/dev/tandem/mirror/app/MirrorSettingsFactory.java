@@ -86,10 +86,11 @@ final class MirrorSettingsFactory {
 		catch (IllegalArgumentException ex) {
 			// The builder's messages start with the setting's name, as in "max-records is 0: use 1 or more".
 			String message = String.valueOf(ex.getMessage());
-			String setting = message.split("[ :/]", 2)[0];
 			if (message.startsWith("No topics to mirror")) {
-				setting = "topics";
+				throw new TandemConfigurationException(PREFIX + "topics", message + ".",
+						"Set tandem.mirror.topics (topic names) or tandem.mirror.topic-pattern (a regular expression), or both.");
 			}
+			String setting = message.split("[ :/]", 2)[0];
 			throw new TandemConfigurationException(PREFIX + setting, "tandem.mirror." + message + ".",
 					"Fix tandem.mirror." + setting + " as the message says.");
 		}

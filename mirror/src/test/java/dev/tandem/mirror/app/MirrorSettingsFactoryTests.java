@@ -50,6 +50,12 @@ class MirrorSettingsFactoryTests {
 	@Test
 	void noTopicsIsRefused() {
 		assertFails(properties((p) -> p.setTopics(List.of())), "tandem.mirror.topics", "No topics");
+		assertThatExceptionOfType(TandemConfigurationException.class)
+			.isThrownBy(() -> MirrorSettingsFactory.create(properties((p) -> p.setTopics(List.of())), this.tandem))
+			.satisfies((ex) -> {
+				assertThat(ex.getMessage()).doesNotContain("tandem.mirror.No");
+				assertThat(ex.getAction()).contains("tandem.mirror.topic-pattern");
+			});
 	}
 
 	@Test
