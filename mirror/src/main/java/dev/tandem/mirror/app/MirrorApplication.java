@@ -40,7 +40,15 @@ public class MirrorApplication {
 	 * @param args Spring Boot arguments, such as {@code --spring.config.location=mirror.yml}
 	 */
 	public static void main(String[] args) {
-		run(args);
+		try {
+			run(args);
+		}
+		catch (RuntimeException ex) {
+			// Spring Boot has logged the failure (and its analysis) and closed the context; a
+			// thread it could not stop must not keep a failed mirror's JVM alive, or a service
+			// manager never sees the failure.
+			System.exit(1);
+		}
 	}
 
 	static ConfigurableApplicationContext run(String... args) {
