@@ -397,10 +397,9 @@ class CrossClusterTransactionTests {
 			txn.sendOffsets(consumer, Map.of(partition, new OffsetAndMetadata(records.get(9).offset() + 1)));
 			txn.commit();
 			assertThat(committed("west")).hasSize(10);
-			try (Admin east = Admin.create(Map.of("bootstrap.servers", kafka.cluster("east").bootstrapServers()));
-					Admin west = Admin.create(Map.of("bootstrap.servers", kafka.cluster("west").bootstrapServers()))) {
-				Map<TopicPartition, OffsetAndMetadata> eastOffsets = east.listConsumerGroupOffsets(group)
-					.partitionsToOffsetAndMetadata().get();
+			try (Admin west = Admin.create(Map.of("bootstrap.servers", kafka.cluster("west").bootstrapServers()))) {
+				Map<TopicPartition, OffsetAndMetadata> eastOffsets = ReadCommitted
+					.groupOffsets(kafka.cluster("east").bootstrapServers(), group, partition.topic());
 				assertThat(eastOffsets.get(partition).offset()).isEqualTo(10);
 				assertThat(west.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get()).isEmpty();
 			}

@@ -6,10 +6,13 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -93,6 +96,45 @@ public final class ReadCommitted {
 	 */
 	public static List<String> values(String bootstrapServers, String topic) {
 		return utf8(records(bootstrapServers, topic, DEFAULT_TIMEOUT));
+	}
+
+	/**
+	 * Reads a consumer group's committed offsets on one topic once no open transaction holds any
+	 * of them pending: the offsets a transactional commit really left. {@code commitTransaction()}
+	 * returns before the commit markers reach {@code __consumer_offsets}, and a plain offset
+	 * fetch answers the older offset until they do (the admin client's
+	 * {@code requireStable} drops a pending partition from its answer instead of waiting). This
+	 * reads with a {@code read_committed} consumer, which asks with {@code require_stable}
+	 * (KIP-447) and asks again while the broker answers {@code UNSTABLE_OFFSET_COMMIT}; the
+	 * consumer does not join the group.
+	 * @param bootstrapServers the cluster's bootstrap servers
+	 * @param group the consumer group id
+	 * @param topic the topic whose partitions to read
+	 * @return the group's offsets by partition; partitions without an offset are absent
+	 * @throws org.apache.kafka.common.errors.TimeoutException if an offset is still pending
+	 *     after {@link #DEFAULT_TIMEOUT}
+	 * @since 0.1.0
+	 */
+	public static Map<TopicPartition, OffsetAndMetadata> groupOffsets(String bootstrapServers, String group,
+			String topic) {
+		Map<String, Object> config = new HashMap<>();
+		config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+		config.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+		try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
+				new ByteArrayDeserializer())) {
+			Set<TopicPartition> partitions = consumer.partitionsFor(topic, DEFAULT_TIMEOUT).stream()
+				.map((info) -> new TopicPartition(topic, info.partition()))
+				.collect(Collectors.toSet());
+			Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+			consumer.committed(partitions, DEFAULT_TIMEOUT).forEach((partition, offset) -> {
+				if (offset != null) {
+					offsets.put(partition, offset);
+				}
+			});
+			return offsets;
+		}
 	}
 
 	private static List<String> utf8(List<ConsumerRecord<byte[], byte[]>> records) {
