@@ -268,12 +268,27 @@ class TandemAutoConfigurationTests {
 			org.springframework.kafka.core.DefaultKafkaConsumerFactory<Object, Object> factory = context
 				.getBean("eastKafkaConsumerFactory", org.springframework.kafka.core.DefaultKafkaConsumerFactory.class);
 			assertThat(factory.getConfigurationProperties()).containsEntry("auto.offset.reset", "earliest")
-				.containsEntry("isolation.level", "read_committed");
+				.containsEntry("isolation.level", "read_committed")
+				.containsEntry("max.poll.records", 5000);
 			ConcurrentKafkaListenerContainerFactory<?, ?> listeners = context.getBean("eastKafkaListenerContainerFactory",
 					ConcurrentKafkaListenerContainerFactory.class);
 			assertThat(listeners.getContainerProperties().getAssignmentCommitOption())
 				.isEqualTo(org.springframework.kafka.listener.ContainerProperties.AssignmentCommitOption.NEVER);
 		});
+	}
+
+	@Test
+	void aMaxPollRecordsOfTheAppWinsOverTandemsListenerDefault() {
+		configured().withPropertyValues("spring.kafka.consumer.max-poll-records=77",
+				"tandem.clusters.west.consumer.max.poll.records=5")
+			.run((context) -> {
+				assertThat(context.getBean("eastKafkaConsumerFactory",
+						org.springframework.kafka.core.DefaultKafkaConsumerFactory.class)
+					.getConfigurationProperties()).containsEntry("max.poll.records", 77);
+				assertThat(context.getBean("westKafkaConsumerFactory",
+						org.springframework.kafka.core.DefaultKafkaConsumerFactory.class)
+					.getConfigurationProperties()).containsEntry("max.poll.records", "5");
+			});
 	}
 
 	@Test

@@ -54,8 +54,13 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 	/** Default {@link Builder#depth(int)}. */
 	public static final int DEFAULT_DEPTH = 2;
 
-	/** Default {@link Builder#maxRecords(int)}. */
-	public static final int DEFAULT_MAX_RECORDS = 2000;
+	/**
+	 * Default {@link Builder#maxRecords(int)}: each transaction costs a decision and a commit on
+	 * every cluster, whatever its size, so at full speed larger ones copy more per second; at low
+	 * rates {@code maxInterval} closes them first. Chosen by {@code ThroughputBench}
+	 * ({@code docs/benchmarks.md}).
+	 */
+	public static final int DEFAULT_MAX_RECORDS = 5000;
 
 	/** Default {@link Builder#maxInterval(Duration)}. */
 	public static final Duration DEFAULT_MAX_INTERVAL = Duration.ofMillis(100);

@@ -29,6 +29,7 @@ import dev.tandem.bench.FlightRecords;
 import dev.tandem.coordinator.EmbeddedCoordinator;
 import dev.tandem.test.EmbeddedKafkaCluster;
 import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.transaction.CrossClusterProcessor;
 
 /**
  * Throughput of exactly-once copies (issue #13): the same real records copied from cluster
@@ -364,7 +365,8 @@ public final class ThroughputBench {
 					coordinator.decisionLog(), slots);
 			case Contender.PIPELINED -> new PipelinedCopier(route.groupId(), route, settings, bootstrap,
 					coordinator.decisionLog(), slots, Integer.parseInt(own.getOrDefault("depth", "2")),
-					Integer.parseInt(own.getOrDefault("max-records", "2000")),
+					Integer.parseInt(own.getOrDefault("max-records",
+							String.valueOf(CrossClusterProcessor.DEFAULT_MAX_RECORDS))),
 					BenchOptions.duration(own.getOrDefault("max-interval", "100ms")),
 					Boolean.parseBoolean(own.getOrDefault("close-when-idle", "false")));
 			default -> new ListenerCopier(route, settings, contender.springProperties(), bootstrap, listenerDir);
