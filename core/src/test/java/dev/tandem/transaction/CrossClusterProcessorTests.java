@@ -131,6 +131,12 @@ class CrossClusterProcessorTests {
 		};
 	}
 
+	// the listener hears of a commit on the committing thread, after the offsets may be read
+	private static void awaitListenerTotal(List<Integer> sizes, int total) {
+		await().atMost(Duration.ofSeconds(30))
+			.untilAsserted(() -> assertThat(sizes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(total));
+	}
+
 	/** Copies every record to the same partition of the west topic. */
 	private CrossClusterProcessor.BatchHandler<String, String> copyWest() {
 		return (records, transaction) -> {
@@ -190,9 +196,7 @@ class CrossClusterProcessorTests {
 				this.topic, ReadCommitted.DEFAULT_TIMEOUT);
 		assertThat(copied).hasSize(total);
 		assertThat(copied.stream().map((r) -> new String(r.value())).distinct().count()).isEqualTo(total);
-		// the listener hears of a commit on the committing thread, after the offsets may be read
-		await().atMost(Duration.ofSeconds(30)).untilAsserted(
-				() -> assertThat(sizes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(total));
+		awaitListenerTotal(sizes, total);
 		// spanning polls: 100 records per poll, transactions of at least 200 (the last may be smaller)
 		assertThat(sizes.subList(0, sizes.size() - 1)).allSatisfy((size) -> assertThat(size).isGreaterThanOrEqualTo(200));
 		assertThat(sizes.size()).isLessThanOrEqualTo(total / 200 + 1);
@@ -217,9 +221,7 @@ class CrossClusterProcessorTests {
 		pollUntilCommitted(processor, 3, failures);
 
 		assertThat(failures).isEmpty();
-		// the listener hears of a commit on the committing thread, after the offsets may be read
-		await().atMost(Duration.ofSeconds(30)).untilAsserted(
-				() -> assertThat(sizes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(3));
+		awaitListenerTotal(sizes, 3);
 		assertThat(ReadCommitted.records(kafka.cluster("west").bootstrapServers(), this.topic,
 				ReadCommitted.DEFAULT_TIMEOUT)).hasSize(3);
 	}

@@ -7,7 +7,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Collectors;
 
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -69,9 +68,7 @@ public final class ReadCommitted {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
 				new ByteArrayDeserializer())) {
-			List<TopicPartition> partitions = consumer.partitionsFor(topic, timeout).stream()
-				.map((info) -> new TopicPartition(topic, info.partition()))
-				.toList();
+			List<TopicPartition> partitions = partitions(consumer, topic, timeout);
 			consumer.assign(partitions);
 			consumer.seekToBeginning(partitions);
 			Map<TopicPartition, Long> end = consumer.endOffsets(partitions, timeout);
@@ -124,17 +121,20 @@ public final class ReadCommitted {
 		config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
 		try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
 				new ByteArrayDeserializer())) {
-			Set<TopicPartition> partitions = consumer.partitionsFor(topic, DEFAULT_TIMEOUT).stream()
-				.map((info) -> new TopicPartition(topic, info.partition()))
-				.collect(Collectors.toSet());
 			Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-			consumer.committed(partitions, DEFAULT_TIMEOUT).forEach((partition, offset) -> {
+			consumer.committed(Set.copyOf(partitions(consumer, topic, DEFAULT_TIMEOUT)), DEFAULT_TIMEOUT).forEach((partition, offset) -> {
 				if (offset != null) {
 					offsets.put(partition, offset);
 				}
 			});
 			return offsets;
 		}
+	}
+
+	private static List<TopicPartition> partitions(KafkaConsumer<?, ?> consumer, String topic, Duration timeout) {
+		return consumer.partitionsFor(topic, timeout).stream()
+			.map((info) -> new TopicPartition(topic, info.partition()))
+			.toList();
 	}
 
 	private static List<String> utf8(List<ConsumerRecord<byte[], byte[]>> records) {
