@@ -76,10 +76,10 @@ import dev.tandem.transaction.CrossClusterProcessor;
  * Run from the repository root (about 10 minutes with the defaults): see {@code docs/benchmarks.md},
  * section Throughput. Options ({@code --name value}): {@code --data} flights JSON
  * ({@code sample-app/src/main/resources/data/flights-20k.json}), {@code --records} (200000),
- * {@code --rounds} (3), {@code --warmup-rounds} not reported, before them (1), {@code --contenders} ({@code alo,kafka-eos,tandem,tandem-pipelined,listener}),
- * {@code --client-config} settings of every contender's clients
- * ({@code max.poll.records=2000,retry.backoff.ms=10}), {@code --brokers} (3), {@code --partitions}
- * (6), {@code --live-rate} (5000), {@code --live-seconds} (3), {@code --copy-timeout} per copy
+ * {@code --rounds} (3), {@code --warmup-rounds} not reported, before them (1), {@code --contenders}
+ * ({@link #DEFAULT_CONTENDERS}), {@code --client-config} settings of every contender's clients, which a
+ * contender's own keys override ({@link #DEFAULT_CLIENT_CONFIG}), {@code --brokers} (3), {@code --partitions}
+ * (6), {@code --live-rate} (5000), {@code --live-seconds} (10), {@code --copy-timeout} per copy
  * (180s), {@code --report} ({@code bench/target/throughput-bench.md}).
  *
  * @since 0.1.0
@@ -95,6 +95,21 @@ public final class ThroughputBench {
 	private static final String SOURCE_TOPIC = "flights";
 
 	private static final String DEFAULT_DATA = "sample-app/src/main/resources/data/flights-20k.json";
+
+	/**
+	 * The contenders of a run without {@code --contenders}: the baselines at their best measured
+	 * settings, the core API contenders with the poll size their application chooses, the starter
+	 * on its own defaults (its listener consumers poll up to 5,000 records).
+	 */
+	static final String DEFAULT_CONTENDERS = "alo[max.poll.records=2000],"
+			+ "kafka-eos[max.poll.records=5000,retry.backoff.ms=2],tandem[max.poll.records=2000],"
+			+ "tandem-pipelined[max.poll.records=2000],listener";
+
+	/**
+	 * The client settings of every contender without {@code --client-config}: Tandem's own
+	 * {@code retry.backoff.ms} (FailoverProfile), given to the baselines too.
+	 */
+	static final String DEFAULT_CLIENT_CONFIG = "retry.backoff.ms=10";
 
 	private final Map<String, String> options;
 
@@ -122,8 +137,8 @@ public final class ThroughputBench {
 
 	private ThroughputBench(Map<String, String> options) {
 		this.options = options;
-		this.contenders = Contender.parseAll(option("contenders", "alo,kafka-eos,tandem,tandem-pipelined,listener"));
-		this.clientConfig = Contender.pairs(option("client-config", "max.poll.records=2000,retry.backoff.ms=10"),
+		this.contenders = Contender.parseAll(option("contenders", DEFAULT_CONTENDERS));
+		this.clientConfig = Contender.pairs(option("client-config", DEFAULT_CLIENT_CONFIG),
 				"--client-config");
 		this.records = Integer.parseInt(option("records", "200000"));
 		this.rounds = Integer.parseInt(option("rounds", "3"));
@@ -131,7 +146,7 @@ public final class ThroughputBench {
 		this.partitions = Integer.parseInt(option("partitions", "6"));
 		this.brokers = Integer.parseInt(option("brokers", "3"));
 		this.liveRate = Integer.parseInt(option("live-rate", "5000"));
-		this.liveRecords = this.liveRate * Integer.parseInt(option("live-seconds", "3"));
+		this.liveRecords = this.liveRate * Integer.parseInt(option("live-seconds", "10"));
 		this.copyTimeout = BenchOptions.duration(option("copy-timeout", "180s"));
 		if (this.warmupRounds < 0) {
 			throw new IllegalArgumentException("--warmup-rounds must be 0 or more");
