@@ -31,7 +31,6 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -64,6 +63,9 @@ class TransactionObservationTests {
 
 	static final String TRACE_ID = "463ac35c9f6413ad48485a3953bb6124";
 
+	/** Spring Kafka's switch for per-record template observations, which Tandem's templates follow. */
+	static final String SEND_OBSERVATIONS = "spring.kafka.template.observation-enabled=true";
+
 	private static EmbeddedKafkaClusters kafka;
 
 	@TempDir
@@ -92,8 +94,7 @@ class TransactionObservationTests {
 		kafka.close();
 	}
 
-	@BeforeEach
-	void start() {
+	void start(String... properties) {
 		this.registry = TestObservationRegistry.create();
 		Tracing tracing = Tracing.newBuilder()
 			.currentTraceContext(ThreadLocalCurrentTraceContext.newBuilder().build())
@@ -116,6 +117,7 @@ class TransactionObservationTests {
 					"tandem.transaction.id-prefix=observation-tests", "tandem.transaction.instance-id=app-0",
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"),
 					"spring.kafka.listener.observation-enabled=true")
+			.properties(properties)
 			.run();
 	}
 
@@ -126,6 +128,7 @@ class TransactionObservationTests {
 
 	@Test
 	void eachTransactionIsOneObservationWithItsStepsAsEventsAndItsOutcomeAndClusterCountAsTags() {
+		start(SEND_OBSERVATIONS);
 		Sender sender = this.context.getBean(Sender.class);
 		sender.sendToBoth("a");
 		assertThatIllegalStateException().isThrownBy(() -> sender.sendToEastAndFail("b"));
@@ -162,7 +165,22 @@ class TransactionObservationTests {
 	}
 
 	@Test
+	void withoutTemplateObservationsEachTransactionIsObservedButNotEachRecordItSends() {
+		start();
+		Sender sender = this.context.getBean(Sender.class);
+		sender.sendToBoth("c");
+		TestObservationRegistryAssert.assertThat(this.registry)
+			.hasNumberOfObservationsWithNameEqualTo(ObservationTransactionObserver.NAME, 1)
+			.hasNumberOfObservationsWithNameEqualTo(ObservationTransactionObserver.SEND_NAME, 0);
+		assertThat(this.stopped.stream()
+			.filter((context) -> context.getName().equals(ObservationTransactionObserver.NAME))
+			.map((context) -> context.getLowCardinalityKeyValue(ObservationTransactionObserver.OUTCOME).getValue()))
+			.containsExactly("committed");
+	}
+
+	@Test
 	void aTraceIdGoesFromAListenersRecordToTheRecordsItSentOnBothClusters() {
+		start(SEND_OBSERVATIONS);
 		try (KafkaProducer<String, String> producer = new KafkaProducer<>(
 				Map.of("bootstrap.servers", kafka.cluster("east").bootstrapServers()), new StringSerializer(),
 				new StringSerializer())) {

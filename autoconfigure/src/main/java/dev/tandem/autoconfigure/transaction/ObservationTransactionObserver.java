@@ -26,7 +26,12 @@ import dev.tandem.transaction.ProtocolStep;
  * {@value #TRANSACTION_ID}. The protocol's steps are events: {@code tandem.prepare} (sends done),
  * {@code tandem.prepared} (every participant flushed), {@code tandem.decided} (decision durable),
  * {@code tandem.commit.partial} (first participant committed, only with a fault-injecting hook)
- * and {@code tandem.committed}. Also a {@link ProtocolHook} that only observes. Thread-safe.
+ * and {@code tandem.committed}. Each record sent inside a transaction can also be an observation
+ * {@value #SEND_NAME} (what writes the trace headers into it), like Spring Kafka's
+ * {@code KafkaTemplate} observations: a timer started and stopped per record, so off unless
+ * asked for ({@link #ObservationTransactionObserver(ObservationRegistry, boolean)}; the starter
+ * follows {@code spring.kafka.template.observation-enabled}). Also a {@link ProtocolHook} that
+ * only observes. Thread-safe.
  *
  * @since 0.1.0
  */
@@ -49,14 +54,27 @@ public class ObservationTransactionObserver implements TandemTransactionObserver
 
 	private final ObservationRegistry registry;
 
+	private final boolean observeSends;
+
 	private final Map<String, Observation> byTransaction = new ConcurrentHashMap<>();
 
 	/**
-	 * Creates the observer.
+	 * Creates an observer of transactions and of every record sent in them.
 	 * @param registry the registry observations are made in
 	 */
 	public ObservationTransactionObserver(ObservationRegistry registry) {
+		this(registry, true);
+	}
+
+	/**
+	 * Creates an observer of transactions, and of every record sent in them if asked.
+	 * @param registry the registry observations are made in
+	 * @param observeSends whether each send is a {@value #SEND_NAME} observation that writes the
+	 * current trace context into the record's headers; without it records carry no trace headers
+	 */
+	public ObservationTransactionObserver(ObservationRegistry registry, boolean observeSends) {
 		this.registry = registry;
+		this.observeSends = observeSends;
 	}
 
 	@Override
@@ -70,10 +88,13 @@ public class ObservationTransactionObserver implements TandemTransactionObserver
 	/**
 	 * Observes a send as {@value #SEND_NAME} (low-cardinality keys {@code tandem.cluster} and
 	 * {@code messaging.destination.name}), with a sender context that writes propagated trace
-	 * headers into the record.
+	 * headers into the record; only calls {@code send} if this observer does not observe sends.
 	 */
 	@Override
 	public <T> T observeSend(String cluster, ProducerRecord<?, ?> record, Supplier<T> send) {
+		if (!this.observeSends) {
+			return send.get();
+		}
 		SenderContext<ProducerRecord<?, ?>> context = new SenderContext<>(
 				(carrier, key, value) -> carrier.headers().remove(key).add(key, value.getBytes(StandardCharsets.UTF_8)));
 		context.setCarrier(record);

@@ -56,6 +56,11 @@ public class TandemTransactionAutoConfiguration {
 
 	private static final Logger logger = LoggerFactory.getLogger(TandemTransactionAutoConfiguration.class);
 
+	/**
+	 * Spring Kafka's switch for its templates' per-record observations; Tandem's templates follow it.
+	 */
+	static final String SEND_OBSERVATIONS_PROPERTY = "spring.kafka.template.observation-enabled";
+
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -184,9 +189,10 @@ public class TandemTransactionAutoConfiguration {
 	}
 
 	/**
-	 * A Micrometer Observation per cross-cluster transaction and per record sent in one, when
-	 * the application has an {@code ObservationRegistry} (turn it off with Spring Boot's
-	 * {@code management.observations.enable.tandem=false}).
+	 * A Micrometer Observation per cross-cluster transaction when the application has an
+	 * {@code ObservationRegistry} (turn it off with Spring Boot's
+	 * {@code management.observations.enable.tandem=false}), and per record sent in one only with
+	 * {@code spring.kafka.template.observation-enabled=true}, as for Spring Kafka's templates.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = "io.micrometer.observation.ObservationRegistry")
@@ -195,8 +201,10 @@ public class TandemTransactionAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean(TandemTransactionObserver.class)
-		ObservationTransactionObserver tandemTransactionObserver(io.micrometer.observation.ObservationRegistry registry) {
-			return new ObservationTransactionObserver(registry);
+		ObservationTransactionObserver tandemTransactionObserver(io.micrometer.observation.ObservationRegistry registry,
+				Environment environment) {
+			return new ObservationTransactionObserver(registry,
+					environment.getProperty(SEND_OBSERVATIONS_PROPERTY, Boolean.class, false));
 		}
 
 	}
