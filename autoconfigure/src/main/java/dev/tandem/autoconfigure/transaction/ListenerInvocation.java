@@ -94,14 +94,36 @@ public final class ListenerInvocation {
 		return true;
 	}
 
+	/**
+	 * The offset after the highest of each partition's records, in any order; one map entry per
+	 * run of records of the same partition (a delivery lists each partition's records together).
+	 */
 	static Map<TopicPartition, OffsetAndMetadata> nextOffsets(List<? extends ConsumerRecord<?, ?>> records) {
 		Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+		String topic = null;
+		int partition = -1;
+		long next = -1;
 		for (ConsumerRecord<?, ?> record : records) {
-			TopicPartition partition = new TopicPartition(record.topic(), record.partition());
-			OffsetAndMetadata next = new OffsetAndMetadata(record.offset() + 1);
-			offsets.merge(partition, next, (a, b) -> (a.offset() >= b.offset()) ? a : b);
+			if (record.partition() != partition || !record.topic().equals(topic)) {
+				putHigher(offsets, topic, partition, next);
+				topic = record.topic();
+				partition = record.partition();
+				next = record.offset() + 1;
+			}
+			else {
+				next = Math.max(next, record.offset() + 1);
+			}
 		}
+		putHigher(offsets, topic, partition, next);
 		return offsets;
+	}
+
+	private static void putHigher(Map<TopicPartition, OffsetAndMetadata> offsets, @Nullable String topic, int partition,
+			long next) {
+		if (topic != null) {
+			offsets.merge(new TopicPartition(topic, partition), new OffsetAndMetadata(next),
+					(a, b) -> (a.offset() >= b.offset()) ? a : b);
+		}
 	}
 
 }
