@@ -25,6 +25,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.tandem.bench.BenchOptions;
+import dev.tandem.bench.CpuSteal;
 import dev.tandem.bench.FlightRecords;
 import dev.tandem.coordinator.EmbeddedCoordinator;
 import dev.tandem.test.EmbeddedKafkaCluster;
@@ -202,6 +203,7 @@ public final class ThroughputBench {
 		FlightRecords flights = FlightRecords.read(data);
 		Instant startedAt = Instant.now().truncatedTo(ChronoUnit.SECONDS);
 		double loadAtStart = loadAverage();
+		CpuSteal stealAtStart = CpuSteal.sample();
 		long runStart = System.nanoTime();
 		Path work = Files.createTempDirectory("tandem-throughput-bench");
 		short replication = (short) Math.min(3, this.brokers);
@@ -264,6 +266,9 @@ public final class ThroughputBench {
 		finally {
 			BenchOptions.deleteRecursively(work);
 		}
+		setup.append("- Taken by the virtual machine's host during the run: ")
+			.append(CpuSteal.between(stealAtStart, CpuSteal.sample()))
+			.append("; compare runs by their ratios, not their records/s\n");
 		return ThroughputReport.render(startedAt, loadAtStart, loadAverage(),
 				String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()) + " " + this.options,
 				setup.toString(), Duration.ofNanos(System.nanoTime() - runStart), this.results);
