@@ -7,6 +7,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Real record values: the objects of a JSON array of flights
  * ({@code [{"delay":0,"distance":1452,"time":0.0},...]}), read at run time and never copied.
@@ -17,10 +19,33 @@ import java.util.List;
  */
 public final class FlightRecords {
 
+	/** The repository's 20,000 real flights, relative to its root. */
+	public static final String BUNDLED = "sample-app/src/main/resources/data/flights-20k.json";
+
 	private final List<String> values;
 
 	private FlightRecords(List<String> values) {
 		this.values = values;
+	}
+
+	/**
+	 * The flights file a bench reads: the one given, else the repository's {@link #BUNDLED} one,
+	 * from the repository root or a module directory.
+	 * @param given the {@code --data} option, or {@code null}
+	 * @return the path
+	 * @throws IllegalArgumentException if nothing was given and the bundled file is not found
+	 */
+	public static Path locate(@Nullable String given) {
+		if (given != null) {
+			return Path.of(given);
+		}
+		for (String candidate : List.of(BUNDLED, "../" + BUNDLED)) {
+			if (Files.isRegularFile(Path.of(candidate))) {
+				return Path.of(candidate);
+			}
+		}
+		throw new IllegalArgumentException("--data: " + BUNDLED
+				+ " not found from here; run from the repository root or pass --data <flights JSON file>");
 	}
 
 	/**

@@ -76,9 +76,9 @@ import dev.tandem.transaction.TandemException;
  * Run from the repository root on a quiet machine (about 11 minutes with the defaults: start-up
  * about 1 minute, warm-up 16 x 2 s, 5 rounds x 16 cells x 6 s):
  * <pre>
- * mvn -B -q -Pbench -pl bench -am -DskipTests package dependency:build-classpath -Dmdep.outputFile=target/classpath.txt &amp;&amp; java -Xmx2g -cp bench/target/classes:$(cat bench/target/classpath.txt) dev.tandem.bench.atomicity.CostOfAtomicityBench --data ../shared/data/flights/flights-200k.json
+ * mvn -B -q -Pbench -pl bench -am -DskipTests package dependency:build-classpath -Dmdep.outputFile=target/classpath.txt &amp;&amp; java -Xmx2g -cp bench/target/classes:$(cat bench/target/classpath.txt) dev.tandem.bench.atomicity.CostOfAtomicityBench [--data flights.json]
  * </pre>
- * Options ({@code --name value}): {@code --data} flights JSON file (required), {@code --brokers}
+ * Options ({@code --name value}): {@code --data} flights JSON file (the repository's {@code flights-20k.json}), {@code --brokers}
  * per cluster (3), {@code --partitions} (6), {@code --sizes} records per transaction
  * ({@code 1,10,100,1000}), {@code --scenarios} ({@code single,tandem-2,tandem-3,chained}; also
  * {@code tandem-1}: Tandem on one cluster, the one-phase path with its marker record),
@@ -174,9 +174,7 @@ public final class CostOfAtomicityBench {
 	}
 
 	private String run() throws Exception {
-		Path data = Path.of(this.options.computeIfAbsent("data", (key) -> {
-			throw new IllegalArgumentException("--data <flights JSON file> is required");
-		}));
+		Path data = FlightRecords.locate(this.options.get("data"));
 		FlightRecords flights = FlightRecords.read(data);
 		this.values = new byte[flights.size()][];
 		long valueBytes = 0;

@@ -95,8 +95,6 @@ public final class ThroughputBench {
 
 	private static final String SOURCE_TOPIC = "flights";
 
-	private static final String DEFAULT_DATA = "sample-app/src/main/resources/data/flights-20k.json";
-
 	/**
 	 * The contenders of a run without {@code --contenders}: the baselines at their best measured
 	 * settings, the core API contenders with the poll size their application chooses, the starter
@@ -185,17 +183,7 @@ public final class ThroughputBench {
 	}
 
 	private Path data() {
-		String given = this.options.get("data");
-		if (given != null) {
-			return Path.of(given);
-		}
-		for (String candidate : List.of(DEFAULT_DATA, "../" + DEFAULT_DATA)) {
-			if (Files.isRegularFile(Path.of(candidate))) {
-				return Path.of(candidate);
-			}
-		}
-		throw new IllegalArgumentException("--data: " + DEFAULT_DATA
-				+ " not found from here; run from the repository root or pass --data <flights JSON file>");
+		return FlightRecords.locate(this.options.get("data"));
 	}
 
 	private String run() throws Exception {
