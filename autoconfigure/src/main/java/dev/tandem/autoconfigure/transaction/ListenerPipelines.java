@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.Function;
 
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -56,6 +57,8 @@ public final class ListenerPipelines implements ApplicationListener<KafkaEvent>,
 
 	private final Duration backOff;
 
+	private final DeliveryBudget budget;
+
 	private final Map<Consumer<?, ?>, ConsumerPipeline> pipelines = Collections.synchronizedMap(new IdentityHashMap<>());
 
 	/**
@@ -65,9 +68,30 @@ public final class ListenerPipelines implements ApplicationListener<KafkaEvent>,
 	 * @param backOff pause before records are delivered again after a second failure in a row
 	 */
 	public ListenerPipelines(CrossClusterTransactionManager manager, int depth, Duration backOff) {
+		this(manager, depth, backOff, (cluster) -> DeliveryBudget.KAFKA_DEFAULT_MAX_POLL_INTERVAL);
+	}
+
+	/**
+	 * Creates the pipelines.
+	 * @param manager the manager
+	 * @param depth transactions in flight per consumer, 1 (no pipelining) or more
+	 * @param backOff pause before records are delivered again after a second failure in a row
+	 * @param maxPollInterval the {@code max.poll.interval.ms} of a cluster's listener consumers,
+	 *     within which each delivery is kept (see {@link #budget()})
+	 */
+	public ListenerPipelines(CrossClusterTransactionManager manager, int depth, Duration backOff,
+			Function<String, Duration> maxPollInterval) {
 		this.manager = manager;
 		this.depth = depth;
 		this.backOff = backOff;
+		this.budget = new DeliveryBudget(maxPollInterval);
+	}
+
+	/**
+	 * Keeps batch listener deliveries within {@code max.poll.interval.ms}, pipelined or not.
+	 */
+	DeliveryBudget budget() {
+		return this.budget;
 	}
 
 	/**

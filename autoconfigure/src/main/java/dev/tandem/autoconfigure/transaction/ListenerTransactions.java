@@ -70,6 +70,12 @@ final class ListenerTransactions {
 	/** Records {@code [0, settled)} are committed or dead-lettered: processing goes left to right. */
 	private int settled;
 
+	/** Records {@code [0, limit)} are this call's; the rest were sought back (see {@link DeliveryBudget}). */
+	private int limit;
+
+	/** Whether the listener ran (a delivery sought back for an earlier failure does not). */
+	private boolean invoked;
+
 	ListenerTransactions(CrossClusterTransactionTemplate template, Predicate<Throwable> rollbackOn,
 			FailedRecordPolicy policy, @Nullable DeadLetterPublisher deadLetters, TandemTransactionObserver observer,
 			ListenerInvocation delivery, @Nullable ListenerPipelines pipelines, ProxyMethodInvocation invocation) {
@@ -92,7 +98,26 @@ final class ListenerTransactions {
 	 *     {@link FailedRecordException}
 	 */
 	@Nullable Object run() throws Throwable {
-		int size = this.delivery.records().size();
+		long started = System.nanoTime();
+		List<ConsumerRecord<?, ?>> delivered = this.delivery.records();
+		DeliveryBudget budget = (this.pipelines != null && this.delivery.batch()) ? this.pipelines.budget() : null;
+		this.limit = (budget != null) ? budget.limit(this.delivery.consumer(), delivered.size()) : delivered.size();
+		if (this.limit < delivered.size()) {
+			// the records past the limit come with the next poll: neither processed nor committed here
+			DeliveryBudget.seekBack(this.delivery.consumer(), delivered, this.limit);
+		}
+		try {
+			return runLimited();
+		}
+		finally {
+			if (budget != null && this.invoked) {
+				budget.processed(this.delivery.cluster(), this.delivery.consumer(), this.limit, System.nanoTime() - started);
+			}
+		}
+	}
+
+	private @Nullable Object runLimited() throws Throwable {
+		int size = this.limit;
 		// Batch listeners only: a record listener's next records of the same poll would still be
 		// delivered after a rewind, so it commits each record before the next one.
 		ListenerPipelines.ConsumerPipeline pipeline = (this.pipelines != null && this.pipelines.enabled() && size > 0
@@ -268,6 +293,7 @@ final class ListenerTransactions {
 			List<ConsumerRecord<?, ?>> records, Object[] arguments, Throwable[] listenerFailure) {
 		return (@Nullable CrossClusterTransaction transaction) -> {
 			Object value;
+			this.invoked = true;
 			try {
 				MethodInvocation call = this.invocation.invocableClone(arguments);
 				value = call.proceed();
@@ -305,7 +331,7 @@ final class ListenerTransactions {
 	 * @throws Throwable as {@link #attempt(int, int)}
 	 */
 	private Attempt pipelinedAttempt(ListenerPipelines.ConsumerPipeline pipeline) throws Throwable {
-		List<ConsumerRecord<?, ?>> records = this.delivery.records();
+		List<ConsumerRecord<?, ?>> records = this.delivery.records().subList(0, this.limit);
 		Object[] arguments = slice(0, records.size());
 		Throwable[] listenerFailure = new Throwable[1];
 		try {

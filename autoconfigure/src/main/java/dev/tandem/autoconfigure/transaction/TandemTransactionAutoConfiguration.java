@@ -3,6 +3,7 @@ package dev.tandem.autoconfigure.transaction;
 import java.time.Duration;
 import java.util.List;
 
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.Advisor;
@@ -211,7 +212,8 @@ public class TandemTransactionAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ListenerPipelines tandemListenerPipelines(CrossClusterTransactionManager manager, TandemProperties properties) {
+	ListenerPipelines tandemListenerPipelines(CrossClusterTransactionManager manager, TandemProperties properties,
+			TandemClusters clusters) {
 		int depth = properties.getListener().getPipelineDepth();
 		int slots = properties.getTransaction().getSlots();
 		if (depth < 1 || depth > slots) {
@@ -220,7 +222,20 @@ public class TandemTransactionAutoConfiguration {
 					+ "flight holds a slot.", "Set tandem.listener.pipeline-depth to 1 (no pipelining) up to " + slots
 							+ " (2 by default), or raise tandem.transaction.slots.");
 		}
-		return new ListenerPipelines(manager, depth, properties.getListener().getBackOff());
+		return new ListenerPipelines(manager, depth, properties.getListener().getBackOff(),
+				(cluster) -> maxPollInterval(clusters, cluster));
+	}
+
+	/** The cluster's consumer {@code max.poll.interval.ms}, or Kafka's default where unset or not a number. */
+	static Duration maxPollInterval(TandemClusters clusters, String cluster) {
+		try {
+			Object value = clusters.consumerConfig(cluster).get(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG);
+			return (value != null) ? Duration.ofMillis(Long.parseLong(value.toString().trim()))
+					: DeliveryBudget.KAFKA_DEFAULT_MAX_POLL_INTERVAL;
+		}
+		catch (RuntimeException ex) {
+			return DeliveryBudget.KAFKA_DEFAULT_MAX_POLL_INTERVAL;
+		}
 	}
 
 	@Bean
