@@ -2,11 +2,16 @@ package dev.tandem.autoconfigure;
 
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.SslConfigs;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.ssl.NoSuchSslBundleException;
@@ -83,6 +88,13 @@ public final class TandemClusters {
 						"Set tandem.clusters." + name + ".bootstrap-servers to the cluster's host:port list, or define a "
 								+ "TandemClusterConnectionDetails bean for it.");
 			}
+			requireKafkaKeys(name, "producer", cluster.getProducer().keySet(), ProducerConfig.configNames());
+			requireKafkaKeys(name, "consumer", cluster.getConsumer().keySet(), ConsumerConfig.configNames());
+			requireKafkaKeys(name, "admin", cluster.getAdmin().keySet(), AdminClientConfig.configNames());
+			Set<String> anyClient = new HashSet<>(ProducerConfig.configNames());
+			anyClient.addAll(ConsumerConfig.configNames());
+			anyClient.addAll(AdminClientConfig.configNames());
+			requireKafkaKeys(name, "properties", cluster.getProperties().keySet(), anyClient);
 			Layers layers = new Layers(name, cluster, String.join(",", bootstrapServers), clusterDetails, sslBundles);
 			Map<String, Object> common = layers.resolve(defaults.common(), Map.of());
 			Map<String, Object> producer = layers.resolve(defaults.producer(), cluster.getProducer());
@@ -106,6 +118,22 @@ public final class TandemClusters {
 					Map.copyOf(admin)));
 		});
 		this.clusters = Collections.unmodifiableMap(resolved);
+	}
+
+	/**
+	 * Refuses Spring's dashed form of a Kafka client key ({@code max-poll-records}) in a section
+	 * that passes its keys to Kafka as they are: Kafka would only log it as unused.
+	 */
+	private static void requireKafkaKeys(String cluster, String section, Set<String> keys, Set<String> kafkaKeys) {
+		for (String key : keys) {
+			String dotted = key.replace('-', '.');
+			if (!kafkaKeys.contains(key) && !dotted.equals(key) && kafkaKeys.contains(dotted)) {
+				String property = "tandem.clusters." + cluster + "." + section + "." + key;
+				throw new TandemConfigurationException(property, property + " is not a Kafka client key: the "
+						+ section + " section passes its keys to Kafka as they are, and Kafka would ignore this one.",
+						"Write Kafka's own key: tandem.clusters." + cluster + "." + section + "." + dotted + ".");
+			}
+		}
 	}
 
 	private static Map<String, TandemClusterConnectionDetails> byCluster(List<TandemClusterConnectionDetails> details,

@@ -163,6 +163,20 @@ class TandemAutoConfigurationTests {
 	}
 
 	@Test
+	void springsDashedNameOfAKafkaKeyInAClientSectionIsReportedWithKafkasKey() {
+		configured().withPropertyValues("tandem.clusters.east.consumer.max-poll-records=777").run((context) -> {
+			FailureAnalysis analysis = analysis(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("tandem.clusters.east.consumer.max-poll-records");
+			assertThat(analysis.getAction()).contains("tandem.clusters.east.consumer.max.poll.records");
+		});
+		configured().withPropertyValues("tandem.clusters.west.properties.request-timeout-ms=5000")
+			.run((context) -> assertThat(analysis(context.getStartupFailure()).getAction())
+				.contains("tandem.clusters.west.properties.request.timeout.ms"));
+		configured().withPropertyValues("tandem.clusters.east.producer.linger.ms=5")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
 	void failedRecordSettingsThatCannotWorkAreReportedWithTheProperty() {
 		configured().withPropertyValues("tandem.listener.attempts=0").run((context) -> {
 			FailureAnalysis analysis = analysis(context.getStartupFailure());

@@ -95,6 +95,13 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		this.beforeCommit = builder.beforeCommit;
 		this.listener = builder.listener;
 		this.maxRecords = builder.maxRecords;
+		if (builder.maxInterval.compareTo(builder.manager.transactionTimeout()) >= 0) {
+			throw new IllegalArgumentException("maxInterval " + builder.maxInterval
+					+ " is not below the manager's transaction timeout " + builder.manager.transactionTimeout()
+					+ " (transaction.timeout.ms): a transaction left open that long is aborted by the brokers and "
+					+ "every one would fail; set a shorter maxInterval (default " + DEFAULT_MAX_INTERVAL
+					+ ") or a longer CrossClusterTransactionManagerBuilder.transactionTimeout");
+		}
 		this.maxIntervalNanos = builder.maxInterval.toNanos();
 		this.closeWhenIdle = builder.closeWhenIdle;
 		this.pipeline = builder.manager.pipeline(builder.depth);
@@ -629,12 +636,17 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		/**
 		 * Sets the age that closes a transaction: its records wait at most this long (plus one
 		 * commit) before they become visible.
-		 * @param maxInterval positive, default 100 ms
+		 * @param maxInterval positive, at most a day, and below the manager's
+		 *     {@link CrossClusterTransactionManager#transactionTimeout() transaction timeout}
+		 *     (checked by {@link #build()}); default 100 ms
 		 * @return this builder
+		 * @throws IllegalArgumentException if it is not positive or longer than a day
+		 * @throws NullPointerException if it is null
 		 */
 		public Builder<K, V> maxInterval(Duration maxInterval) {
-			if (maxInterval.isNegative() || maxInterval.isZero()) {
-				throw new IllegalArgumentException("maxInterval must be positive, not " + maxInterval);
+			Objects.requireNonNull(maxInterval, "maxInterval");
+			if (maxInterval.isNegative() || maxInterval.isZero() || maxInterval.compareTo(Duration.ofDays(1)) > 0) {
+				throw new IllegalArgumentException("maxInterval must be positive and at most a day, not " + maxInterval);
 			}
 			this.maxInterval = maxInterval;
 			return this;
@@ -690,8 +702,8 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		/**
 		 * Builds the processor and subscribes (or assigns) its consumer.
 		 * @return the processor
-		 * @throws IllegalArgumentException if nothing to consume is set or the depth exceeds the
-		 *     manager's slots
+		 * @throws IllegalArgumentException if nothing to consume is set, the depth exceeds the
+		 *     manager's slots, or {@code maxInterval} is not below the manager's transaction timeout
 		 * @throws NullPointerException if no handler is set
 		 */
 		public CrossClusterProcessor<K, V> build() {

@@ -84,6 +84,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 	private volatile Lifecycle lifecycle = Lifecycle.NEW;
 
+	private final Duration transactionTimeout;
+
 	CrossClusterTransactionManager(CrossClusterTransactionManagerBuilder builder) {
 		if (builder.clusters.isEmpty()) {
 			throw new IllegalArgumentException("At least one cluster must be configured");
@@ -93,6 +95,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		this.instanceId = Objects.requireNonNull(builder.instanceId, "instanceId");
 		DecisionLog decisionLog = Objects.requireNonNull(builder.decisionLog, "decisionLog");
 		this.commitTimeout = builder.commitTimeout;
+		this.transactionTimeout = builder.transactionTimeout;
 		TransactionListener listener = new CompositeTransactionListener(builder.listeners);
 		PendingRecoveries pendingRecoveries = new PendingRecoveries();
 		this.requireAllClustersAtStart = builder.requireAllClustersAtStart;
@@ -119,6 +122,15 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 				this.consumers, (cluster) -> this.unavailableSinceStart.contains(cluster)
 						|| builder.clusterReachability.isUnreachable(cluster),
 				(this.leases != null) ? this.leases.incarnation() : null);
+	}
+
+	/**
+	 * Returns the {@code transaction.timeout.ms} of the participants' producers: a Kafka
+	 * transaction open longer than this is aborted by its broker (and its producer fenced).
+	 * @return the timeout, positive
+	 */
+	public Duration transactionTimeout() {
+		return this.transactionTimeout;
 	}
 
 	/**

@@ -347,6 +347,26 @@ class CrossClusterProcessorTests {
 	}
 
 	@Test
+	void aMaxIntervalTheBrokersWouldAbortIsRefusedAtBuildNamingTheTimeout() {
+		CrossClusterTransactionManager manager = manager();
+		CrossClusterProcessor.Builder<String, String> builder = CrossClusterProcessor
+			.builder(manager, consumer(manager, 100))
+			.subscribe(List.of(this.topic))
+			.maxInterval(manager.transactionTimeout())
+			.handler(copyWest());
+		assertThatExceptionOfType(IllegalArgumentException.class).isThrownBy(builder::build)
+			.withMessageContaining("transaction.timeout.ms")
+			.withMessageContaining(manager.transactionTimeout().toString());
+		CrossClusterProcessor.Builder<String, String> fresh = CrossClusterProcessor.builder(manager,
+				consumer(manager, 100));
+		assertThatExceptionOfType(NullPointerException.class).isThrownBy(() -> fresh.maxInterval(null))
+			.withMessageContaining("maxInterval");
+		assertThatExceptionOfType(IllegalArgumentException.class)
+			.isThrownBy(() -> fresh.maxInterval(Duration.ofSeconds(Long.MAX_VALUE)))
+			.withMessageContaining("at most a day");
+	}
+
+	@Test
 	void translatedGroupOffsetsLandOnTheNamedCluster() throws Exception {
 		CrossClusterTransactionManager manager = manager();
 		TopicPartition partition = new TopicPartition(this.topic, 1);
