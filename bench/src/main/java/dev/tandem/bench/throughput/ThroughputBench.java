@@ -227,6 +227,12 @@ public final class ThroughputBench {
 						KafkaProducer<byte[], byte[]> live = new KafkaProducer<>(producerConfig(east.bootstrapServers(), 0),
 								new ByteArraySerializer(), new ByteArraySerializer())) {
 					setup.append("- Tandem (c), (d): embedded Ratis coordinator (1 peer, log on disk); (e): the starter's own embedded coordinator\n");
+					setup.append("- Unless a contender sets them: (d) depth 2, max-records ")
+						.append(CrossClusterProcessor.DEFAULT_MAX_RECORDS)
+						.append(", max-interval ")
+						.append(CrossClusterProcessor.DEFAULT_MAX_INTERVAL.toMillis())
+						.append(" ms, close-when-idle false; (e) the starter's defaults (listener consumers poll "
+								+ "up to 5,000 records, tandem.listener.pipeline-depth 2, no per-record tandem.send observation)\n");
 					for (Contender contender : this.contenders) {
 						this.results.put(contender, new ArrayList<>());
 					}
@@ -375,7 +381,8 @@ public final class ThroughputBench {
 					coordinator.decisionLog(), slots, Integer.parseInt(own.getOrDefault("depth", "2")),
 					Integer.parseInt(own.getOrDefault("max-records",
 							String.valueOf(CrossClusterProcessor.DEFAULT_MAX_RECORDS))),
-					BenchOptions.duration(own.getOrDefault("max-interval", "100ms")),
+					own.containsKey("max-interval") ? BenchOptions.duration(own.get("max-interval"))
+							: CrossClusterProcessor.DEFAULT_MAX_INTERVAL,
 					Boolean.parseBoolean(own.getOrDefault("close-when-idle", "false")));
 			default -> new ListenerCopier(route, settings, contender.springProperties(), bootstrap, listenerDir);
 		};
