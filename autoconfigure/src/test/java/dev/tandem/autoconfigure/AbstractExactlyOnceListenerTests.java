@@ -86,7 +86,9 @@ abstract class AbstractExactlyOnceListenerTests {
 			KafkaTransactionsEndpoint.TransactionsDescriptor status = second.getBean(KafkaTransactionsEndpoint.class)
 				.transactions();
 			assertThat(status.counts().committed()).isPositive();
-			assertThat(status.counts().recovered()).isEqualTo(1);
+			// the crashed transaction, and any other the two listeners had decided when the crash
+			// abandoned the manager (the record listener's one, the batch pipeline's up to two)
+			assertThat(status.counts().recovered()).isBetween(1L, 3L);
 		}
 		finally {
 			second.close();
