@@ -101,7 +101,8 @@ final class ListenerTransactions {
 		long started = System.nanoTime();
 		List<ConsumerRecord<?, ?>> delivered = this.delivery.records();
 		DeliveryBudget budget = (this.pipelines != null && this.delivery.batch()) ? this.pipelines.budget() : null;
-		this.limit = (budget != null) ? budget.limit(this.delivery.consumer(), delivered.size()) : delivered.size();
+		boolean cuttable = budget != null && sliceable();
+		this.limit = cuttable ? budget.limit(this.delivery.consumer(), delivered.size()) : delivered.size();
 		if (this.limit < delivered.size()) {
 			// the records past the limit come with the next poll: neither processed nor committed here
 			DeliveryBudget.seekBack(this.delivery.consumer(), delivered, this.limit);
@@ -111,7 +112,8 @@ final class ListenerTransactions {
 		}
 		finally {
 			if (budget != null && this.invoked) {
-				budget.processed(this.delivery.cluster(), this.delivery.consumer(), this.limit, System.nanoTime() - started);
+				budget.processed(this.delivery.cluster(), this.delivery.consumer(), this.limit, System.nanoTime() - started,
+						cuttable);
 			}
 		}
 	}
@@ -148,6 +150,15 @@ final class ListenerTransactions {
 			}
 			if (size == 1) {
 				settle(0, whole.failure, 1);
+			}
+			else if (!sliceable()) {
+				// narrowing would commit a slice's offsets for a listener that processed every record;
+				// index 0: the error handler seeks every record back and commits nothing
+				throw new org.springframework.kafka.listener.BatchListenerFailedException("Listener on cluster '" + this.delivery.cluster() + "' failed on a batch of "
+						+ size + " records that Tandem cannot narrow: an argument holds the records in a form it cannot "
+						+ "cut (a Message<List<..>>, or a list a record filter shortened); the batch is delivered again "
+						+ "whole. Take List<ConsumerRecord<..>> or List<payload> to have a failing record cost only itself.",
+						whole.failure, 0);
 			}
 			else {
 				narrow(0, size, whole.failure);
@@ -372,6 +383,35 @@ final class ListenerTransactions {
 
 		@Nullable Object run() throws Throwable;
 
+	}
+
+	/**
+	 * Whether {@link #slice(int, int)} can cut what the listener gets to any part of the delivery:
+	 * some argument is a list (or {@link ConsumerRecords}) with one element per delivered record,
+	 * no other argument is a list of another size (a batch a record filter shortened) and none is
+	 * a {@code Message} (whose list payload would reach the listener whole).
+	 */
+	private boolean sliceable() {
+		int size = this.delivery.records().size();
+		boolean perRecord = false;
+		for (Object argument : this.arguments) {
+			if (argument instanceof org.springframework.messaging.Message<?>) {
+				return false;
+			}
+			if (argument instanceof List<?> list) {
+				if (list.size() != size) {
+					return false;
+				}
+				perRecord = true;
+			}
+			else if (argument instanceof ConsumerRecords<?, ?> records) {
+				if (records.count() != size) {
+					return false;
+				}
+				perRecord = true;
+			}
+		}
+		return perRecord;
 	}
 
 	/**
