@@ -2,16 +2,11 @@ package dev.tandem.autoconfigure.transaction;
 
 import java.time.Duration;
 import java.util.Collections;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.function.Function;
 
 import org.apache.kafka.clients.consumer.Consumer;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,26 +58,6 @@ final class DeliveryBudget {
 	int limit(Consumer<?, ?> consumer, int size) {
 		Cap cap = this.caps.get(consumer);
 		return (cap != null) ? Math.min(size, cap.records) : size;
-	}
-
-	/**
-	 * Seeks each partition of the records from {@code from} on back to its first of them, so that
-	 * the next poll delivers them again.
-	 * @param consumer the delivery's consumer, on its own thread
-	 * @param records the delivery
-	 * @param from the first record not processed
-	 */
-	static void seekBack(Consumer<?, ?> consumer, List<ConsumerRecord<?, ?>> records, int from) {
-		Map<TopicPartition, Long> first = new LinkedHashMap<>();
-		for (ConsumerRecord<?, ?> record : records.subList(from, records.size())) {
-			first.merge(new TopicPartition(record.topic(), record.partition()), record.offset(), Math::min);
-		}
-		Set<TopicPartition> assigned = consumer.assignment();
-		first.forEach((partition, offset) -> {
-			if (assigned.contains(partition)) {
-				consumer.seek(partition, offset);
-			}
-		});
 	}
 
 	/**

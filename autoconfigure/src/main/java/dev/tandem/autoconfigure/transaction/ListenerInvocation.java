@@ -1,8 +1,10 @@
 package dev.tandem.autoconfigure.transaction;
 
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -116,6 +118,31 @@ public final class ListenerInvocation {
 		}
 		putHigher(offsets, topic, partition, next);
 		return offsets;
+	}
+
+	/**
+	 * The lowest offset of each partition's records, in the order partitions first appear.
+	 */
+	static Map<TopicPartition, Long> firstOffsets(List<? extends ConsumerRecord<?, ?>> records) {
+		Map<TopicPartition, Long> first = new LinkedHashMap<>();
+		for (ConsumerRecord<?, ?> record : records) {
+			first.merge(new TopicPartition(record.topic(), record.partition()), record.offset(), Math::min);
+		}
+		return first;
+	}
+
+	/**
+	 * Seeks each of the consumer's assigned partitions among {@code offsets} to its offset, so
+	 * that the next poll delivers from there; partitions no longer assigned are left alone.
+	 * @param consumer the consumer, on its own thread
+	 */
+	static void seek(Consumer<?, ?> consumer, Map<TopicPartition, Long> offsets) {
+		Set<TopicPartition> assigned = consumer.assignment();
+		offsets.forEach((partition, offset) -> {
+			if (assigned.contains(partition)) {
+				consumer.seek(partition, offset);
+			}
+		});
 	}
 
 	private static void putHigher(Map<TopicPartition, OffsetAndMetadata> offsets, @Nullable String topic, int partition,

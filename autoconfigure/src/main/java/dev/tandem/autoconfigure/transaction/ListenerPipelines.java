@@ -9,7 +9,6 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Function;
@@ -161,7 +160,7 @@ public final class ListenerPipelines implements ApplicationListener<KafkaEvent>,
 
 		/** A delivery's transaction is committing. */
 		void submitted(List<ConsumerRecord<?, ?>> delivery, CompletableFuture<Void> outcome) {
-			this.flights.add(new Flight(firstOffsets(delivery), outcome));
+			this.flights.add(new Flight(ListenerInvocation.firstOffsets(delivery), outcome));
 		}
 
 		/**
@@ -226,14 +225,9 @@ public final class ListenerPipelines implements ApplicationListener<KafkaEvent>,
 				}
 				flight.first.forEach(rewind::putIfAbsent);
 			}
-			firstOffsets(delivery).forEach(rewind::putIfAbsent);
+			ListenerInvocation.firstOffsets(delivery).forEach(rewind::putIfAbsent);
 			this.flights.clear();
-			Set<TopicPartition> assigned = consumer.assignment();
-			rewind.forEach((partition, offset) -> {
-				if (assigned.contains(partition)) {
-					consumer.seek(partition, offset);
-				}
-			});
+			ListenerInvocation.seek(consumer, rewind);
 			this.failuresInARow++;
 			logger.warn("A pipelined listener transaction did not commit ({}); {} partition(s) sought back to their first "
 					+ "offsets not committed, delivered again{}", String.valueOf(first), rewind.size(),
@@ -260,14 +254,6 @@ public final class ListenerPipelines implements ApplicationListener<KafkaEvent>,
 			catch (CompletionException ex) {
 				return (ex.getCause() != null) ? ex.getCause() : ex;
 			}
-		}
-
-		private static Map<TopicPartition, Long> firstOffsets(List<ConsumerRecord<?, ?>> delivery) {
-			Map<TopicPartition, Long> first = new LinkedHashMap<>();
-			for (ConsumerRecord<?, ?> record : delivery) {
-				first.merge(new TopicPartition(record.topic(), record.partition()), record.offset(), Math::min);
-			}
-			return first;
 		}
 
 	}

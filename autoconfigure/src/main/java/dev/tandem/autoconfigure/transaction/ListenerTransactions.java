@@ -76,6 +76,9 @@ final class ListenerTransactions {
 	/** Whether the listener ran (a delivery sought back for an earlier failure does not). */
 	private boolean invoked;
 
+	/** Whether the listener's arguments can be cut to a part of the delivery ({@link #sliceable()}). */
+	private boolean sliceable;
+
 	ListenerTransactions(CrossClusterTransactionTemplate template, Predicate<Throwable> rollbackOn,
 			FailedRecordPolicy policy, @Nullable DeadLetterPublisher deadLetters, TandemTransactionObserver observer,
 			ListenerInvocation delivery, @Nullable ListenerPipelines pipelines, ProxyMethodInvocation invocation) {
@@ -101,11 +104,13 @@ final class ListenerTransactions {
 		long started = System.nanoTime();
 		List<ConsumerRecord<?, ?>> delivered = this.delivery.records();
 		DeliveryBudget budget = (this.pipelines != null && this.delivery.batch()) ? this.pipelines.budget() : null;
-		boolean cuttable = budget != null && sliceable();
+		this.sliceable = sliceable();
+		boolean cuttable = budget != null && this.sliceable;
 		this.limit = cuttable ? budget.limit(this.delivery.consumer(), delivered.size()) : delivered.size();
 		if (this.limit < delivered.size()) {
 			// the records past the limit come with the next poll: neither processed nor committed here
-			DeliveryBudget.seekBack(this.delivery.consumer(), delivered, this.limit);
+			ListenerInvocation.seek(this.delivery.consumer(),
+					ListenerInvocation.firstOffsets(delivered.subList(this.limit, delivered.size())));
 		}
 		try {
 			return runLimited();
@@ -151,7 +156,7 @@ final class ListenerTransactions {
 			if (size == 1) {
 				settle(0, whole.failure, 1);
 			}
-			else if (!sliceable()) {
+			else if (!this.sliceable) {
 				// narrowing would commit a slice's offsets for a listener that processed every record;
 				// index 0: the error handler seeks every record back and commits nothing
 				throw new org.springframework.kafka.listener.BatchListenerFailedException("Listener on cluster '" + this.delivery.cluster() + "' failed on a batch of "

@@ -1,21 +1,16 @@
 package dev.tandem.autoconfigure.transaction;
 
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
-import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * How many records of a delivery a slow listener gets (pure unit test; Kafka's own
- * {@link MockConsumer} only as the consumer whose position is sought).
+ * {@link MockConsumer} only as the consumers the caps are kept for).
  */
 class DeliveryBudgetTests {
 
@@ -74,25 +69,6 @@ class DeliveryBudgetTests {
 	void aListenerWhoseRecordsCannotBeCutIsNeverCapped() {
 		this.budget.processed("east", this.consumer, 5000, TimeUnit.SECONDS.toNanos(10), false);
 		assertThat(this.budget.limit(this.consumer, 5000)).isEqualTo(5000);
-	}
-
-	@Test
-	void theRecordsPastTheLimitAreSoughtBackPerPartitionToTheFirstOfThem() {
-		TopicPartition p0 = new TopicPartition("t", 0);
-		TopicPartition p1 = new TopicPartition("t", 1);
-		this.consumer.assign(Set.of(p0, p1));
-		this.consumer.updateBeginningOffsets(Map.of(p0, 0L, p1, 0L));
-		this.consumer.seek(p0, 13);
-		this.consumer.seek(p1, 22);
-		List<ConsumerRecord<?, ?>> delivery = List.of(record(p0, 10), record(p0, 11), record(p0, 12), record(p1, 20),
-				record(p1, 21));
-		DeliveryBudget.seekBack(this.consumer, delivery, 2);
-		assertThat(this.consumer.position(p0)).isEqualTo(12);
-		assertThat(this.consumer.position(p1)).isEqualTo(20);
-	}
-
-	private static ConsumerRecord<String, String> record(TopicPartition partition, long offset) {
-		return new ConsumerRecord<>(partition.topic(), partition.partition(), offset, "k", "v");
 	}
 
 }

@@ -2,8 +2,10 @@ package dev.tandem.autoconfigure.transaction;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
@@ -11,7 +13,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The offsets a listener's transaction commits for its records (pure unit test).
+ * The offsets a listener's transaction commits for its records, and where its consumer is sought
+ * back (pure unit test; Kafka's own {@link MockConsumer} only as the consumer sought).
  */
 class ListenerInvocationTests {
 
@@ -38,6 +41,22 @@ class ListenerInvocationTests {
 	@Test
 	void noRecordsCommitNothing() {
 		assertThat(ListenerInvocation.nextOffsets(List.of())).isEmpty();
+	}
+
+	@Test
+	void theRecordsPastTheLimitAreSoughtBackPerPartitionToTheFirstOfThem() {
+		MockConsumer<String, String> consumer = new MockConsumer<>("earliest");
+		TopicPartition p0 = new TopicPartition("t", 0);
+		TopicPartition p1 = new TopicPartition("t", 1);
+		consumer.assign(Set.of(p0, p1));
+		consumer.updateBeginningOffsets(Map.of(p0, 0L, p1, 0L));
+		consumer.seek(p0, 13);
+		consumer.seek(p1, 22);
+		List<ConsumerRecord<?, ?>> delivery = List.of(record("t", 0, 10), record("t", 0, 11), record("t", 0, 12),
+				record("t", 1, 20), record("t", 1, 21));
+		ListenerInvocation.seek(consumer, ListenerInvocation.firstOffsets(delivery.subList(2, delivery.size())));
+		assertThat(consumer.position(p0)).isEqualTo(12);
+		assertThat(consumer.position(p1)).isEqualTo(20);
 	}
 
 	private static ConsumerRecord<String, String> record(String topic, int partition, long offset) {
