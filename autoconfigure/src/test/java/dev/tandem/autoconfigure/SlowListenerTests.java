@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Map;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -84,7 +83,8 @@ class SlowListenerTests {
 			.run()) {
 			await().atMost(Duration.ofSeconds(150))
 				.pollInterval(Duration.ofMillis(500))
-				.until(() -> committed() == RECORDS);
+				.until(() -> ReadCommitted.committedRecords(kafka.cluster("east").bootstrapServers(), "slow",
+						TOPIC) == RECORDS);
 			List<String> copied = ReadCommitted.values(kafka.cluster("west").bootstrapServers(), TOPIC + "-out");
 			assertThat(copied).hasSize(RECORDS).doesNotHaveDuplicates();
 			List<Integer> sizes = new ArrayList<>(Slow.deliveries);
@@ -93,12 +93,6 @@ class SlowListenerTests {
 				.isNotEmpty()
 				.allSatisfy((size) -> assertThat(size).isLessThan(2000));
 		}
-	}
-
-	private static long committed() {
-		Map<org.apache.kafka.common.TopicPartition, OffsetAndMetadata> offsets = ReadCommitted
-			.groupOffsets(kafka.cluster("east").bootstrapServers(), "slow", TOPIC);
-		return offsets.values().stream().filter(java.util.Objects::nonNull).mapToLong(OffsetAndMetadata::offset).sum();
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -98,9 +97,7 @@ class UncuttableBatchListenerTests {
 	}
 
 	private static long committed(String group) {
-		Map<org.apache.kafka.common.TopicPartition, OffsetAndMetadata> offsets = ReadCommitted
-			.groupOffsets(kafka.cluster("east").bootstrapServers(), group, group + "-in");
-		return offsets.values().stream().filter(java.util.Objects::nonNull).mapToLong(OffsetAndMetadata::offset).sum();
+		return ReadCommitted.committedRecords(kafka.cluster("east").bootstrapServers(), group, group + "-in");
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -131,6 +131,20 @@ public final class ReadCommitted {
 		}
 	}
 
+	/**
+	 * The group's committed offsets of a topic, summed over its partitions, read as
+	 * {@link #groupOffsets(String, String, String)} does: for a topic whose offsets all started
+	 * at 0, the number of records the group has committed.
+	 * @param bootstrapServers the cluster's bootstrap servers
+	 * @param group the consumer group id
+	 * @param topic the topic whose partitions to read
+	 * @return the sum, 0 if nothing is committed
+	 * @since 0.1.0
+	 */
+	public static long committedRecords(String bootstrapServers, String group, String topic) {
+		return groupOffsets(bootstrapServers, group, topic).values().stream().mapToLong(OffsetAndMetadata::offset).sum();
+	}
+
 	private static List<TopicPartition> partitions(KafkaConsumer<?, ?> consumer, String topic, Duration timeout) {
 		return consumer.partitionsFor(topic, timeout).stream()
 			.map((info) -> new TopicPartition(topic, info.partition()))
