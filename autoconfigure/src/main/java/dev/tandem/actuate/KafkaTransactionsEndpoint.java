@@ -90,7 +90,8 @@ public class KafkaTransactionsEndpoint {
 	 * @param id the transaction id
 	 * @param action {@code commit} or {@code abort}
 	 * @return the outcome
-	 * @throws IllegalArgumentException if the action is neither
+	 * @throws IllegalArgumentException if the action is neither, or the id is not a transaction of this app
+	 *     (its id prefix): the endpoint never settles another app's transactions
 	 */
 	@WriteOperation
 	public SettledDescriptor settle(@Selector String id, String action) {

@@ -260,7 +260,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			}
 			this.active.values().removeIf((txn) -> txn.state().isTerminal());
 			CrossClusterTransaction transaction = new CrossClusterTransaction(this.context, slot,
-					this.instanceId + "-" + UUID.randomUUID());
+					TransactionIds.newId(owner()));
 			this.active.put(transaction.transactionId(), transaction);
 			return transaction;
 		}
@@ -466,6 +466,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	 * @param transactionId the transaction id
 	 * @param action what to do
 	 * @return COMMITTED (also when it had completed already), HEURISTIC_MIXED, or ABORTED
+	 * @throws IllegalArgumentException if the id is not one of this app's ({@code <id-prefix>.<instance-id>-<uuid>}
+	 *     with this app's id prefix, see {@link TransactionIds}): an app never settles another app's transactions
 	 * @throws IllegalStateException for COMMIT of a transaction without a decision (it aborts:
 	 *     presumed abort), or ABORT of a decided one (a decision is final)
 	 * @throws TandemException if a participant's outcome cannot be established now

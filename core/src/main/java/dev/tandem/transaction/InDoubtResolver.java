@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -368,9 +369,13 @@ final class InDoubtResolver implements AutoCloseable {
 
 	/** See {@link CrossClusterTransactionManager#settle}; {@code idPrefix} is this app's. */
 	TransactionState settle(String transactionId, Settlement action, String idPrefix) {
+		if (!TransactionIds.isOfApp(transactionId, idPrefix)) {
+			throw new IllegalArgumentException("Transaction " + transactionId + " is not a transaction of this app "
+					+ "(its ids are <" + idPrefix + ".instance-id>-<uuid>): an app settles only its own transactions");
+		}
 		DecisionLog log = this.settings.decisionLog();
 		Duration timeout = this.settings.decisionTimeout();
-		String owner = this.settings.owner();
+		String owner = Objects.requireNonNull(TransactionIds.ownerOf(transactionId));
 		DecisionState state = log.state(transactionId, timeout);
 		TransactionState outcome;
 		if (action == Settlement.ABORT) {

@@ -58,6 +58,9 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 
 	private final LongSupplier clock;
 
+	/** The decision log's clock minus this instance's, as of the last renewal, milliseconds. */
+	private volatile long leaderOffsetMs;
+
 	private final ScheduledExecutorService scheduler;
 
 	private final Set<String> reportedStale = ConcurrentHashMap.newKeySet();
@@ -110,11 +113,12 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 		long deadline = this.clock.getAsLong() + 2 * this.leaseTimeout.toMillis() + this.decisionTimeout.toMillis();
 		InstanceLease first = null;
 		while (true) {
+			long sentAt = this.clock.getAsLong();
 			InstanceLease lease = this.log.renewLease(this.idPrefix, this.instanceId, this.incarnation,
 					this.leaseTimeout, this.decisionTimeout);
 			if (lease.isHeldBy(this.incarnation)) {
 				this.acquired = true;
-				this.lastRenewed = lease;
+				renewed(lease, sentAt);
 				logger.info("Instance {} holds its lease (timeout {}, incarnation {})", this.owner, this.leaseTimeout,
 						this.incarnation);
 				// Renewed from now on: the rest of the start-up (marker topics, recovery) may take longer than the lease.
@@ -138,12 +142,11 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 						+ "(incarnation " + lease.incarnation() + ", now until " + Instant.ofEpochMilli(lease.expiresAtMs())
 						+ "). Every running instance needs its own instance id.");
 			}
-			long now = this.clock.getAsLong();
-			if (now > deadline) {
+			if (this.clock.getAsLong() > deadline) {
 				throw new TandemException("The lease of " + this.owner + " was not free within "
 						+ this.leaseTimeout.multipliedBy(2) + ": " + lease);
 			}
-			long untilExpiry = lease.isClaimed() ? Long.MAX_VALUE : lease.expiresAtMs() - now + 50;
+			long untilExpiry = lease.isClaimed() ? Long.MAX_VALUE : lease.expiresAtMs() - leaderNow() + 50;
 			sleep(Math.max(50, Math.min(renewInterval().toMillis(), untilExpiry)));
 		}
 	}
@@ -200,10 +203,11 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 		if (this.lostTo != null) {
 			return;
 		}
+		long sentAt = this.clock.getAsLong();
 		InstanceLease lease = this.log.renewLease(this.idPrefix, this.instanceId, this.incarnation, this.leaseTimeout,
 				this.decisionTimeout);
 		if (lease.isHeldBy(this.incarnation)) {
-			this.lastRenewed = lease;
+			renewed(lease, sentAt);
 		}
 		else {
 			this.lostTo = lease.isClaimed() ? lease.claimedBy() : "run " + lease.incarnation();
@@ -212,8 +216,25 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Keeps a renewed lease and learns how far the decision log's clock is ahead of this one: a
+	 * log stamps leases with its leader's clock, so this instance compares lease times with
+	 * {@link #leaderNow()}, never with its own clock. The estimate errs late by the renewal's
+	 * one-way delay: this instance believes its own lease ends, and others' expire, a little
+	 * earlier than the log does.
+	 */
+	private void renewed(InstanceLease lease, long sentAt) {
+		this.lastRenewed = lease;
+		this.leaderOffsetMs = lease.expiresAtMs() - this.leaseTimeout.toMillis() - sentAt;
+	}
+
+	/** Returns the decision log's time as this instance estimates it, epoch milliseconds. */
+	private long leaderNow() {
+		return this.clock.getAsLong() + this.leaderOffsetMs;
+	}
+
 	private void takeOverExpired() {
-		long now = this.clock.getAsLong();
+		long now = leaderNow();
 		List<InstanceLease> leases = this.log.leases(this.idPrefix, this.decisionTimeout);
 		for (InstanceLease lease : leases) {
 			if (!lease.idPrefix().equals(this.idPrefix) || lease.owner().equals(this.owner)
@@ -234,7 +255,7 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 	 * instance's own lease, as last renewed, still has a third of its timeout to run.
 	 */
 	private boolean stillEntitled(InstanceLease claimed) {
-		long now = this.clock.getAsLong();
+		long now = leaderNow();
 		InstanceLease mine = this.lastRenewed;
 		if (this.lostTo != null || mine == null || mine.expiresAtMs() - now < renewInterval().toMillis()) {
 			return false;

@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.LongAdder;
 import dev.tandem.coordinator.security.CoordinatorAccessDeniedException;
 import dev.tandem.coordinator.security.CoordinatorTls;
 import dev.tandem.coordinator.state.Command;
+import dev.tandem.coordinator.state.CommandLimits;
 import dev.tandem.coordinator.state.DecisionCodec;
 import dev.tandem.coordinator.state.DecisionTable;
 import dev.tandem.coordinator.state.Operation;
@@ -189,7 +190,7 @@ public final class RatisDecisionLog implements DecisionLog {
 	@Override
 	public Decision decide(Decision decision, @Nullable String incarnation, Duration timeout)
 			throws DecisionLogException {
-		OperationResult result = await(this.batcher.submit(new Operation.Decide(decision, incarnation)), timeout,
+		OperationResult result = applied(new Operation.Decide(decision, incarnation), timeout,
 				"decide " + decision.transactionId());
 		if (result instanceof OperationResult.Decided decided) {
 			return decided.decision();
@@ -227,7 +228,7 @@ public final class RatisDecisionLog implements DecisionLog {
 	 */
 	@Override
 	public void abort(String transactionId, String owner, Duration timeout) throws DecisionLogException {
-		OperationResult result = await(this.batcher.submit(new Operation.Abort(transactionId, owner)), timeout,
+		OperationResult result = applied(new Operation.Abort(transactionId, owner), timeout,
 				"abort " + transactionId);
 		if (result instanceof OperationResult.StateAfter after && after.state() != DecisionState.ABORTED) {
 			logger.debug("Abort of {} (owner {}) ignored: the transaction is already {}", transactionId, owner,
@@ -287,11 +288,24 @@ public final class RatisDecisionLog implements DecisionLog {
 	}
 
 	private @Nullable InstanceLease leaseOperation(Operation operation, Duration timeout, String what) {
-		OperationResult result = await(this.batcher.submit(operation), timeout, what);
+		OperationResult result = applied(operation, timeout, what);
 		if (result instanceof OperationResult.LeaseAfter after) {
 			return after.lease();
 		}
 		throw new DecisionLogException("Unexpected result " + result + " to " + what);
+	}
+
+	/**
+	 * Sends one operation and waits for its result; a refusal by the coordinator (a logged
+	 * entry it did not apply, see {@link OperationResult.Refused}) fails with the reason.
+	 */
+	private OperationResult applied(Operation operation, Duration timeout, String what) {
+		OperationResult result = await(this.batcher.submit(operation), timeout, what);
+		if (result instanceof OperationResult.Refused refused) {
+			throw new DecisionLogException("The coordinator refused to " + what + " (nothing was recorded): "
+					+ refused.reason());
+		}
+		return result;
 	}
 
 	private static InstanceLease requireLease(@Nullable InstanceLease lease) {
@@ -320,7 +334,7 @@ public final class RatisDecisionLog implements DecisionLog {
 	 * @throws DecisionLogException if the write failed, timed out, or this log is closed
 	 */
 	public int purge(Duration retention, Duration timeout) throws DecisionLogException {
-		OperationResult result = await(this.batcher.submit(new Operation.Purge(retention.toMillis())), timeout,
+		OperationResult result = applied(new Operation.Purge(retention.toMillis()), timeout,
 				"purge");
 		return ((OperationResult.Purged) result).count();
 	}
@@ -664,12 +678,13 @@ public final class RatisDecisionLog implements DecisionLog {
 
 		/**
 		 * Sets the largest number of operations in one command (one Raft log entry).
-		 * @param operations the limit, 1 or more (default 256)
+		 * @param operations the limit, 1 to {@link CommandLimits#MAX_OPERATIONS} (default 256)
 		 * @return this builder
 		 */
 		public Builder maxBatchSize(int operations) {
-			if (operations < 1) {
-				throw new IllegalArgumentException("maxBatchSize must be at least 1: " + operations);
+			if (operations < 1 || operations > CommandLimits.MAX_OPERATIONS) {
+				throw new IllegalArgumentException("maxBatchSize must be in [1, " + CommandLimits.MAX_OPERATIONS
+						+ "] (a coordinator refuses larger commands): " + operations);
 			}
 			this.maxBatchSize = operations;
 			return this;

@@ -21,6 +21,7 @@ import java.util.function.Consumer;
 import dev.tandem.coordinator.client.CoordinatorGroup;
 import dev.tandem.coordinator.security.AccessPolicy;
 import dev.tandem.coordinator.security.CoordinatorTls;
+import dev.tandem.coordinator.state.CoordinatorQuotas;
 import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
@@ -117,7 +118,7 @@ public final class CoordinatorServer implements AutoCloseable {
 		this.group = builder.group;
 		this.raftGroupId = RaftGroupId.valueOf(this.group.groupId());
 		this.dataDir = builder.dataDir;
-		this.stateMachine = new DecisionStateMachine(builder.accessPolicy);
+		this.stateMachine = new DecisionStateMachine(builder.accessPolicy, builder.quotas);
 		this.electionTimeoutMin = builder.electionTimeoutMin;
 		this.electionTimeoutMax = builder.electionTimeoutMax;
 		this.tls = builder.tls != null;
@@ -507,6 +508,8 @@ public final class CoordinatorServer implements AutoCloseable {
 
 		private AccessPolicy accessPolicy = AccessPolicy.open();
 
+		private CoordinatorQuotas quotas = CoordinatorQuotas.DEFAULTS;
+
 		private Builder(String peerId, CoordinatorGroup group, Path dataDir) {
 			this.peerId = Objects.requireNonNull(peerId, "peerId");
 			this.group = Objects.requireNonNull(group, "group");
@@ -634,6 +637,17 @@ public final class CoordinatorServer implements AutoCloseable {
 		 */
 		public Builder accessPolicy(AccessPolicy policy) {
 			this.accessPolicy = Objects.requireNonNull(policy, "policy");
+			return this;
+		}
+
+		/**
+		 * Sets what the owners of one app identity may hold (open decisions, leases); applies to
+		 * the identities of {@link #accessPolicy(AccessPolicy)}, not to admins or the open policy.
+		 * @param quotas the quotas (default {@link CoordinatorQuotas#DEFAULTS})
+		 * @return this builder
+		 */
+		public Builder quotas(CoordinatorQuotas quotas) {
+			this.quotas = Objects.requireNonNull(quotas, "quotas");
 			return this;
 		}
 

@@ -23,6 +23,8 @@ import dev.tandem.coordinator.security.AccessPolicy;
 import dev.tandem.coordinator.security.CoordinatorAccessDeniedException;
 import dev.tandem.coordinator.state.AccessScope;
 import dev.tandem.coordinator.state.Command;
+import dev.tandem.coordinator.state.CommandLimits;
+import dev.tandem.coordinator.state.CoordinatorQuotas;
 import dev.tandem.coordinator.state.DecisionCodec;
 import dev.tandem.coordinator.state.DecisionCodecException;
 import dev.tandem.coordinator.state.DecisionTable;
@@ -31,7 +33,9 @@ import dev.tandem.coordinator.state.Operation;
 import dev.tandem.coordinator.state.OperationResult;
 import dev.tandem.coordinator.state.Query;
 import dev.tandem.coordinator.state.QueryReply;
+import dev.tandem.coordinator.state.QuotaExceededException;
 import dev.tandem.coordinator.state.TransactionRecord;
+import dev.tandem.transaction.TransactionIds;
 import org.apache.ratis.io.MD5Hash;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
@@ -102,7 +106,17 @@ public class DecisionStateMachine extends BaseStateMachine {
 
 	private final AtomicLong refusedRequests = new AtomicLong();
 
+	private final AtomicLong invalidRequests = new AtomicLong();
+
+	private final AtomicLong quotaRefusals = new AtomicLong();
+
+	private final AtomicLong refusedOperations = new AtomicLong();
+
+	private final AtomicLong failedSnapshots = new AtomicLong();
+
 	private final AccessPolicy policy;
+
+	private final CoordinatorQuotas quotas;
 
 	private volatile @Nullable LeaderReadGuard readGuard;
 
@@ -131,7 +145,18 @@ public class DecisionStateMachine extends BaseStateMachine {
 	 * @param policy who may act for which owners
 	 */
 	public DecisionStateMachine(AccessPolicy policy) {
+		this(policy, CoordinatorQuotas.DEFAULTS);
+	}
+
+	/**
+	 * Creates a state machine that authorizes every request by the caller's identity and limits
+	 * what each identity holds.
+	 * @param policy who may act for which owners
+	 * @param quotas what one identity's owners may hold (not applied to admins and the open policy)
+	 */
+	public DecisionStateMachine(AccessPolicy policy, CoordinatorQuotas quotas) {
 		this.policy = Objects.requireNonNull(policy, "policy");
+		this.quotas = Objects.requireNonNull(quotas, "quotas");
 	}
 
 	@Override
@@ -181,6 +206,7 @@ public class DecisionStateMachine extends BaseStateMachine {
 			DecisionCodec.Envelope envelope = envelope(content);
 			Grant grant = this.policy.grantFor(envelope.identity());
 			Command command = DecisionCodec.decodeCommand(envelope.payload());
+			CommandLimits.check(command);
 			for (Operation operation : command.operations()) {
 				String refusal = refusal(grant, operation.scopes(), operation.getClass().getSimpleName());
 				if (refusal != null) {
@@ -190,14 +216,85 @@ public class DecisionStateMachine extends BaseStateMachine {
 					return builder.build().setException(new CoordinatorAccessDeniedException(refusal));
 				}
 			}
-			DecisionCodec.LogEntry entry = new DecisionCodec.LogEntry(grant, command);
-			return builder.setLogData(UnsafeByteOperations.unsafeWrap(DecisionCodec.encodeLogEntry(grant, envelope.payload())))
+			String overQuota = quotaRefusal(grant, command);
+			if (overQuota != null) {
+				this.quotaRefusals.incrementAndGet();
+				logger.warn("Refusing a command of {} from client {}: {}", grant.identity(), request.getClientId(),
+						overQuota);
+				return builder.build().setException(new QuotaExceededException(overQuota));
+			}
+			// The leader's clock, not the sender's, times the command (lease expiry, retention)
+			long leaderTimeMs = System.currentTimeMillis();
+			DecisionCodec.LogEntry entry = new DecisionCodec.LogEntry(grant,
+					new Command(leaderTimeMs, command.operations()));
+			return builder
+				.setLogData(UnsafeByteOperations
+					.unsafeWrap(DecisionCodec.encodeLogEntry(grant, leaderTimeMs, envelope.payload())))
 				.setStateMachineContext(entry)
 				.build();
 		}
 		catch (DecisionCodecException ex) {
-			logger.warn("Refusing malformed command from client {}: {}", request.getClientId(), ex.getMessage());
+			this.invalidRequests.incrementAndGet();
+			logger.warn("Refusing an invalid command from client {}: {}", request.getClientId(), ex.getMessage());
 			return builder.build().setException(ex);
+		}
+		catch (RuntimeException ex) {
+			// Nothing a client sends may fail the peer: an unexpected failure refuses the request
+			this.invalidRequests.incrementAndGet();
+			logger.error("Refusing a command from client {} that failed validation unexpectedly: {}",
+					request.getClientId(), ex.toString(), ex);
+			return builder.build().setException(new DecisionCodecException("Command refused: " + ex, ex));
+		}
+	}
+
+	/**
+	 * Returns why a command would take a limited grant past its quotas, or {@code null}. Reads the
+	 * leader's table, which may trail the log by the commands on their way: a bound, not a count.
+	 */
+	private @Nullable String quotaRefusal(Grant grant, Command command) {
+		if (grant.isAll() || grant.admin()) {
+			return null;
+		}
+		int decides = 0;
+		int renewals = 0;
+		for (Operation operation : command.operations()) {
+			if (operation instanceof Operation.Decide) {
+				decides++;
+			}
+			else if (operation instanceof Operation.RenewLease) {
+				renewals++;
+			}
+		}
+		if (decides == 0 && renewals == 0) {
+			return null;
+		}
+		this.lock.readLock().lock();
+		try {
+			if (decides > 0) {
+				int open = this.table.openDecisions(grant);
+				if (open + decides > this.quotas.maxOpenDecisions()) {
+					return "identity '" + grant.identity() + "' holds " + open + " decided, not completed transactions "
+							+ "and may hold at most " + this.quotas.maxOpenDecisions()
+							+ " (tandem.coordinator.server.quotas.max-open-decisions)";
+				}
+			}
+			if (renewals > 0) {
+				int fresh = 0;
+				for (Operation operation : command.operations()) {
+					if (operation instanceof Operation.RenewLease renew && !this.table.hasLease(renew.owner())) {
+						fresh++;
+					}
+				}
+				int leases = (fresh > 0) ? this.table.leaseCount(grant) : 0;
+				if (fresh > 0 && leases + fresh > this.quotas.maxLeases()) {
+					return "identity '" + grant.identity() + "' holds " + leases + " instance leases and may hold at most "
+							+ this.quotas.maxLeases() + " (tandem.coordinator.server.quotas.max-leases)";
+				}
+			}
+			return null;
+		}
+		finally {
+			this.lock.readLock().unlock();
 		}
 	}
 
@@ -234,6 +331,13 @@ public class DecisionStateMachine extends BaseStateMachine {
 			if (scope instanceof AccessScope.Owner ownerScope) {
 				owner = ownerScope.owner();
 			}
+			else if (scope instanceof AccessScope.TransactionFor transaction) {
+				owner = transaction.owner();
+				String unbound = grant.coversOwner(owner) ? bindingRefusal(transaction, what) : null;
+				if (unbound != null) {
+					return unbound;
+				}
+			}
 			else if (scope instanceof AccessScope.TransactionOf transaction) {
 				this.lock.readLock().lock();
 				try {
@@ -250,6 +354,28 @@ public class DecisionStateMachine extends BaseStateMachine {
 			}
 		}
 		return null;
+	}
+
+	/**
+	 * Returns why a transaction id is not the named owner's to decide or abort, or {@code null}:
+	 * the id must be {@code <owner>-<uuid>} and any record of it the owner's.
+	 */
+	private @Nullable String bindingRefusal(AccessScope.TransactionFor transaction, String what) {
+		if (!TransactionIds.isOf(transaction.transactionId(), transaction.owner())) {
+			return "transaction id '" + transaction.transactionId() + "' is not an id of owner '" + transaction.owner()
+					+ "' (<owner>-<uuid>): an app decides and aborts only its own transactions (" + what + " refused)";
+		}
+		TransactionRecord existing;
+		this.lock.readLock().lock();
+		try {
+			existing = this.table.record(transaction.transactionId());
+		}
+		finally {
+			this.lock.readLock().unlock();
+		}
+		return (existing != null && !existing.owner().equals(transaction.owner()))
+				? "transaction id '" + transaction.transactionId() + "' is recorded for another owner (" + what + " refused)"
+				: null;
 	}
 
 	@Override
@@ -274,15 +400,41 @@ public class DecisionStateMachine extends BaseStateMachine {
 		this.lock.writeLock().lock();
 		try {
 			results = this.table.apply(command, logEntry.grant());
-			updateLastAppliedTermIndex(termIndex);
+		}
+		catch (RuntimeException ex) {
+			// The table refuses what fails per operation; this is a last resort that keeps the peer up
+			logger.error("Applying log entry {} failed; its {} operations are refused on every replica: {}", termIndex,
+					command.operations().size(), ex.toString(), ex);
+			results = refuseAll(command, "the coordinator failed to apply the command: " + ex.getClass().getSimpleName());
 		}
 		finally {
+			updateLastAppliedTermIndex(termIndex);
 			this.lock.writeLock().unlock();
 		}
 		this.appliedEntries.incrementAndGet();
 		this.appliedOperations.addAndGet(command.operations().size());
 		this.appliedDecisions.addAndGet(countDecisions(command));
-		return CompletableFuture.completedFuture(message(DecisionCodec.encodeResults(results)));
+		long refused = results.stream().filter(OperationResult.Refused.class::isInstance).count();
+		if (refused > 0) {
+			this.refusedOperations.addAndGet(refused);
+			logger.warn("Refused {} of {} operations of log entry {}: {}", refused, results.size(), termIndex,
+					results.stream().filter(OperationResult.Refused.class::isInstance).findFirst().orElseThrow());
+		}
+		byte[] reply;
+		try {
+			reply = DecisionCodec.encodeResults(results);
+		}
+		catch (RuntimeException ex) {
+			logger.error("Encoding the results of log entry {} failed; its client gets refusals: {}", termIndex,
+					ex.toString(), ex);
+			reply = DecisionCodec.encodeResults(refuseAll(command, "the coordinator could not encode the results"));
+		}
+		return CompletableFuture.completedFuture(message(reply));
+	}
+
+	private static List<OperationResult> refuseAll(Command command, String reason) {
+		OperationResult refused = new OperationResult.Refused(reason);
+		return command.operations().stream().map((operation) -> refused).toList();
 	}
 
 	/**
@@ -397,6 +549,7 @@ public class DecisionStateMachine extends BaseStateMachine {
 		}
 		catch (RuntimeException ex) {
 			// Ratis' updater loops on anything but an IOException here (it retries the snapshot)
+			this.failedSnapshots.incrementAndGet();
 			throw new IOException("Snapshot of the decision table failed: " + ex, ex);
 		}
 		finally {
@@ -483,6 +636,42 @@ public class DecisionStateMachine extends BaseStateMachine {
 	 */
 	public long refusedRequests() {
 		return this.refusedRequests.get();
+	}
+
+	/**
+	 * Returns the number of commands this peer refused before the log because they were
+	 * malformed or broke the {@link CommandLimits}, since it started.
+	 * @return the count, zero or more
+	 */
+	public long invalidRequests() {
+		return this.invalidRequests.get();
+	}
+
+	/**
+	 * Returns the number of commands this peer refused before the log because they would take
+	 * an identity past its {@link CoordinatorQuotas}, since it started.
+	 * @return the count, zero or more
+	 */
+	public long quotaRefusals() {
+		return this.quotaRefusals.get();
+	}
+
+	/**
+	 * Returns the number of logged operations this replica refused when applying them (see
+	 * {@link OperationResult.Refused}), since it started.
+	 * @return the count, zero or more
+	 */
+	public long refusedOperations() {
+		return this.refusedOperations.get();
+	}
+
+	/**
+	 * Returns the number of snapshots of this replica that failed since it started; while
+	 * snapshots fail the Raft log is never purged.
+	 * @return the count, zero or more
+	 */
+	public long failedSnapshots() {
+		return this.failedSnapshots.get();
 	}
 
 	/**

@@ -40,6 +40,25 @@ public sealed interface AccessScope {
 	}
 
 	/**
+	 * A transaction id an operation records for an owner (decide, abort): the grant must cover
+	 * the owner, the id must be one of that owner's ({@code <owner>-<uuid>}, see
+	 * {@link dev.tandem.transaction.TransactionIds}), and a record of the id, if any, must be the
+	 * owner's. So an app that learns another app's transaction id can neither decide nor abort it.
+	 *
+	 * @param transactionId the transaction id
+	 * @param owner the owner the operation names
+	 * @since 0.1.0
+	 */
+	record TransactionFor(String transactionId, String owner) implements AccessScope {
+
+		public TransactionFor {
+			Objects.requireNonNull(transactionId, "transactionId");
+			Objects.requireNonNull(owner, "owner");
+		}
+
+	}
+
+	/**
 	 * Every owner's records at once: purges, settling another instance's transactions, counts
 	 * across apps.
 	 *

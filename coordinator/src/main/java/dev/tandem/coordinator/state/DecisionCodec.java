@@ -9,6 +9,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -59,6 +62,8 @@ public final class DecisionCodec {
 
 	private static final byte KIND_GRANTED_COMMAND = 7;
 
+	private static final byte KIND_STAMPED_COMMAND = 8;
+
 	private static final byte OP_DECIDE = 1;
 
 	private static final byte OP_COMPLETE = 2;
@@ -86,6 +91,11 @@ public final class DecisionCodec {
 	private static final byte RESULT_OWNER_CLAIMED = 5;
 
 	private static final byte RESULT_LEASE_AFTER = 6;
+
+	private static final byte RESULT_REFUSED = 7;
+
+	/** Longest refusal reason in a result, in characters (a reason is cut to fit). */
+	private static final int MAX_REASON_CHARS = 1024;
 
 	private static final byte QUERY_STATE = 1;
 
@@ -518,51 +528,69 @@ public final class DecisionCodec {
 	}
 
 	/**
-	 * Encodes a log entry: a command with the grant of the caller that sent it. With
-	 * {@link Grant#ALL} the entry is the plain command, as written before authorization
-	 * existed.
+	 * Encodes a log entry: a command with the grant of the caller that sent it and the leader's
+	 * time when it accepted the command. The leader's time, not the sender's, is the command's
+	 * time when it is applied (lease expiry, completion and abort times, retention), so a client
+	 * with a skewed clock cannot expire other instances' leases or keep its own alive, and every
+	 * replica applies the same time.
 	 * @param grant the caller's grant
+	 * @param leaderTimeMs the accepting leader's clock, epoch milliseconds
 	 * @param command the bytes of {@link #encodeCommand(Command)}
 	 * @return the bytes
 	 */
-	public static byte[] encodeLogEntry(Grant grant, byte[] command) {
-		if (grant.isAll()) {
-			return command;
-		}
-		return encode(KIND_GRANTED_COMMAND, (out) -> {
-			writeString(out, grant.identity());
-			out.writeBoolean(grant.admin());
-			writeCount(out, grant.ownerPrefixes().size());
-			for (String prefix : grant.ownerPrefixes()) {
-				writeString(out, prefix);
-			}
+	public static byte[] encodeLogEntry(Grant grant, long leaderTimeMs, byte[] command) {
+		return encode(KIND_STAMPED_COMMAND, (out) -> {
+			out.writeLong(leaderTimeMs);
+			writeGrant(out, grant);
 			writeCount(out, command.length);
 			out.write(command);
 		});
 	}
 
 	/**
-	 * Decodes a log entry written by {@link #encodeLogEntry} (or a plain command).
+	 * Decodes a log entry written by {@link #encodeLogEntry} or by an earlier version (a plain
+	 * command, or a command with its grant: those keep the sender's time).
 	 * @param bytes the entry
-	 * @return the grant and the command
+	 * @return the grant and the command, whose {@link Command#atMs()} is the time to apply it with
 	 * @throws DecisionCodecException if the bytes are not a valid entry
 	 */
 	public static LogEntry decodeLogEntry(byte[] bytes) {
-		if (bytes.length < 2 || bytes[1] != KIND_GRANTED_COMMAND) {
+		if (bytes.length < 2 || (bytes[1] != KIND_GRANTED_COMMAND && bytes[1] != KIND_STAMPED_COMMAND)) {
 			return new LogEntry(Grant.ALL, decodeCommand(bytes));
 		}
-		return decode(new ByteArrayInputStream(bytes), KIND_GRANTED_COMMAND, (in) -> {
-			String identity = readString(in);
-			boolean admin = in.readBoolean();
-			int count = readCount(in);
-			List<String> prefixes = new ArrayList<>(Math.min(count, 64));
-			for (int i = 0; i < count; i++) {
-				prefixes.add(readString(in));
+		boolean stamped = bytes[1] == KIND_STAMPED_COMMAND;
+		return decode(new ByteArrayInputStream(bytes), bytes[1], (in) -> {
+			long leaderTimeMs = stamped ? in.readLong() : 0;
+			Grant grant = readGrant(in);
+			int length = readCount(in);
+			if (length > bytes.length) {
+				throw new DecisionCodecException("Command length " + length + " exceeds the entry's " + bytes.length);
 			}
-			byte[] command = new byte[readCount(in)];
+			byte[] command = new byte[length];
 			in.readFully(command);
-			return new LogEntry(new Grant(identity, admin, prefixes), decodeCommand(command));
+			Command sent = decodeCommand(command);
+			return new LogEntry(grant, stamped ? new Command(leaderTimeMs, sent.operations()) : sent);
 		});
+	}
+
+	private static void writeGrant(DataOutputStream out, Grant grant) throws IOException {
+		writeString(out, grant.identity());
+		out.writeBoolean(grant.admin());
+		writeCount(out, grant.ownerPrefixes().size());
+		for (String prefix : grant.ownerPrefixes()) {
+			writeString(out, prefix);
+		}
+	}
+
+	private static Grant readGrant(DataInputStream in) throws IOException {
+		String identity = readString(in);
+		boolean admin = in.readBoolean();
+		int count = readCount(in);
+		List<String> prefixes = new ArrayList<>(Math.min(count, 64));
+		for (int i = 0; i < count; i++) {
+			prefixes.add(readString(in));
+		}
+		return new Grant(identity, admin, prefixes);
 	}
 
 	/**
@@ -679,6 +707,11 @@ public final class DecisionCodec {
 				writeLease(out, after.lease());
 			}
 		}
+		else if (result instanceof OperationResult.Refused refused) {
+			out.writeByte(RESULT_REFUSED);
+			String reason = refused.reason();
+			writeString(out, (reason.length() > MAX_REASON_CHARS) ? reason.substring(0, MAX_REASON_CHARS) : reason);
+		}
 		else {
 			throw new IllegalArgumentException("Unknown result " + result);
 		}
@@ -700,6 +733,8 @@ public final class DecisionCodec {
 				return new OperationResult.OwnerClaimed(readString(in), readString(in));
 			case RESULT_LEASE_AFTER:
 				return new OperationResult.LeaseAfter(in.readBoolean() ? readLease(in) : null);
+			case RESULT_REFUSED:
+				return new OperationResult.Refused(readString(in));
 			default:
 				throw new DecisionCodecException("Unknown result type " + type);
 		}
@@ -794,7 +829,16 @@ public final class DecisionCodec {
 		}
 		byte[] bytes = new byte[length];
 		in.readFully(bytes);
-		return new String(bytes, StandardCharsets.UTF_8);
+		try {
+			return StandardCharsets.UTF_8.newDecoder()
+				.onMalformedInput(CodingErrorAction.REPORT)
+				.onUnmappableCharacter(CodingErrorAction.REPORT)
+				.decode(ByteBuffer.wrap(bytes))
+				.toString();
+		}
+		catch (CharacterCodingException ex) {
+			throw new DecisionCodecException("String of " + length + " bytes is not valid UTF-8: " + ex.getMessage(), ex);
+		}
 	}
 
 	/** Unsigned LEB128 variable-length int (1 byte up to 127). */

@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
 import java.util.NavigableSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -16,6 +17,8 @@ import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.DecisionState;
 import dev.tandem.transaction.InstanceLease;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The coordinator's state: one {@link TransactionRecord} per transaction id (DECIDED,
@@ -30,8 +33,12 @@ import org.jspecify.annotations.Nullable;
  * <li>abort: an unknown id becomes ABORTED; a no-op when the id has a record, so an abort
  * never overrides a decision.</li>
  * <li>purge: removes COMPLETED and ABORTED records that finished more than the retention
- * period before the command's time (and taken-over leases expired that long). A purged id reads
- * as UNKNOWN again.</li>
+ * period before the command's time, leases expired that long, and the DECIDED records of those
+ * leases' owners, which nobody will complete. A purged id reads as UNKNOWN again.</li>
+ * <li>limits: a command that breaks the {@link CommandLimits} is refused whole
+ * ({@link OperationResult.Refused}); so is a decide or abort, under a grant of some owners only,
+ * of an id recorded for another owner; an operation whose apply fails is refused and logged, never
+ * thrown, so a replica never stops on a logged entry.</li>
  * <li>authorization: a command applied with a {@link Grant} changes only records whose owner
  * the grant covers; a complete of another owner's record is a no-op (the coordinator refuses
  * such commands before they reach the log; this rule covers a record created between that
@@ -57,13 +64,15 @@ import org.jspecify.annotations.Nullable;
  * decision from a claim or a renewal.</li>
  * </ul>
  * Applying the same commands in the same order gives the same table on every replica: the
- * table reads no clock of its own.
+ * table reads no clock of its own (the command's time is the leader's, stamped when it accepted the command).
  * <p>
  * Not thread-safe: the owner serialises access (the Ratis adapter holds a read-write lock).
  *
  * @since 0.1.0
  */
 public final class DecisionTable {
+
+	private static final Logger logger = LoggerFactory.getLogger(DecisionTable.class);
 
 	private static final Comparator<Key> KEY_ORDER = Comparator.comparingLong(Key::timeMs)
 		.thenComparing(Key::transactionId);
@@ -72,9 +81,12 @@ public final class DecisionTable {
 
 	private final Map<String, NavigableSet<Key>> inDoubtByOwner = new HashMap<>();
 
+	/** Decided and aborted records per owner, sorted so that one app's owners are a range. */
+	private final NavigableMap<String, OwnerCounts> countsByOwner = new TreeMap<>();
+
 	private final NavigableSet<Key> finished = new TreeSet<>(KEY_ORDER);
 
-	private final Map<String, InstanceLease> leases = new TreeMap<>();
+	private final NavigableMap<String, InstanceLease> leases = new TreeMap<>();
 
 	private int decided;
 
@@ -99,7 +111,12 @@ public final class DecisionTable {
 	 */
 	public List<OperationResult> apply(Command command, Grant grant) {
 		List<OperationResult> results = new ArrayList<>(command.operations().size());
+		String invalid = CommandLimits.refusal(command);
 		for (Operation operation : command.operations()) {
+			if (invalid != null) {
+				results.add(new OperationResult.Refused(invalid));
+				continue;
+			}
 			if (!grant.isAll() && operation instanceof Operation.Complete complete) {
 				TransactionRecord existing = this.records.get(complete.transactionId());
 				if (existing != null && !grant.coversOwner(existing.owner())) {
@@ -107,9 +124,52 @@ public final class DecisionTable {
 					continue;
 				}
 			}
-			results.add(apply(operation, command.atMs()));
+			String otherOwner = (grant.isAll() || grant.admin()) ? null : otherOwner(operation);
+			if (otherOwner != null) {
+				results.add(new OperationResult.Refused(otherOwner));
+				continue;
+			}
+			try {
+				results.add(apply(operation, command.atMs()));
+			}
+			catch (RuntimeException ex) {
+				// Deterministic: every replica runs the same code on the same table and entry
+				logger.error("Applying {} failed; it is refused on every replica and the peer goes on: {}",
+						describe(operation), ex.toString(), ex);
+				results.add(new OperationResult.Refused("the coordinator failed to apply " + describe(operation) + ": "
+						+ ex.getClass().getSimpleName()));
+			}
 		}
 		return results;
+	}
+
+	/**
+	 * Returns why a decide or abort names a transaction id recorded for another owner, or
+	 * {@code null} (the coordinator refuses such commands before they reach the log; this rule
+	 * covers a record created between that check and the apply).
+	 */
+	private @Nullable String otherOwner(Operation operation) {
+		String transactionId;
+		String owner;
+		if (operation instanceof Operation.Decide decide) {
+			transactionId = decide.decision().transactionId();
+			owner = decide.decision().owner();
+		}
+		else if (operation instanceof Operation.Abort abort) {
+			transactionId = abort.transactionId();
+			owner = abort.owner();
+		}
+		else {
+			return null;
+		}
+		TransactionRecord existing = this.records.get(transactionId);
+		return (existing != null && !existing.owner().equals(owner))
+				? "transaction " + transactionId + " belongs to another owner than " + owner : null;
+	}
+
+	private static String describe(Operation operation) {
+		String text = operation.toString();
+		return (text.length() > 200) ? text.substring(0, 200) + "..." : text;
 	}
 
 	/**
@@ -220,37 +280,98 @@ public final class DecisionTable {
 	}
 
 	/**
-	 * Removes completed and aborted records that finished before {@code nowMs - retentionMs}, and
-	 * taken-over leases that expired before then.
+	 * Removes what nobody needs any more, as of {@code nowMs - retentionMs} (the cutoff): completed
+	 * and aborted records that finished before the cutoff; leases that expired before the cutoff
+	 * (instances that never came back, taken over or not) and the decided records of their owners,
+	 * which nobody will complete (a claimant completes what it takes over; the brokers aborted the
+	 * rest long ago). Decided records of owners that never held a lease stay until completed.
 	 * @param nowMs the command's time, epoch milliseconds
 	 * @param retentionMs the retention period in milliseconds, zero or more
-	 * @return the number of removed records
+	 * @return the number of removed records and leases
 	 */
 	public int purge(long nowMs, long retentionMs) {
 		long cutoff = nowMs - retentionMs;
 		int count = 0;
+		List<TransactionRecord> abandoned = new ArrayList<>();
+		this.inDoubtByOwner.forEach((owner, keys) -> {
+			InstanceLease lease = this.leases.get(owner);
+			if (lease != null && lease.expiresAtMs() < cutoff) {
+				keys.forEach((key) -> abandoned.add(requireRecord(key.transactionId())));
+			}
+		});
+		for (TransactionRecord record : abandoned) {
+			remove(record);
+			count++;
+		}
 		Iterator<InstanceLease> leases = this.leases.values().iterator();
 		while (leases.hasNext()) {
-			InstanceLease lease = leases.next();
-			if (lease.takenOver() && lease.expiresAtMs() < cutoff) {
+			if (leases.next().expiresAtMs() < cutoff) {
 				leases.remove();
 				count++;
 			}
 		}
-		Iterator<Key> iterator = this.finished.iterator();
-		while (iterator.hasNext()) {
-			Key key = iterator.next();
-			if (key.timeMs() >= cutoff) {
-				break;
-			}
-			iterator.remove();
-			TransactionRecord removed = this.records.remove(key.transactionId());
-			if (removed != null) {
-				count(removed.state(), -1);
-			}
+		while (!this.finished.isEmpty() && this.finished.first().timeMs() < cutoff) {
+			remove(requireRecord(this.finished.first().transactionId()));
 			count++;
 		}
 		return count;
+	}
+
+	private TransactionRecord requireRecord(String transactionId) {
+		TransactionRecord record = this.records.get(transactionId);
+		if (record == null) {
+			throw new IllegalStateException("Index out of sync with records: no record of " + transactionId);
+		}
+		return record;
+	}
+
+	/**
+	 * Returns the number of decided, not completed transactions of the owners a grant covers
+	 * (for {@link CoordinatorQuotas}); 0 for a grant of every owner.
+	 * @param grant the grant
+	 * @return the count, zero or more
+	 */
+	public int openDecisions(Grant grant) {
+		int count = 0;
+		for (String prefix : grant.ownerPrefixes()) {
+			for (OwnerCounts counts : covered(this.countsByOwner, prefix)) {
+				count += counts.decided;
+			}
+		}
+		return count;
+	}
+
+	/**
+	 * Returns the number of leases of the owners a grant covers (for {@link CoordinatorQuotas});
+	 * 0 for a grant of every owner.
+	 * @param grant the grant
+	 * @return the count, zero or more
+	 */
+	public int leaseCount(Grant grant) {
+		int count = 0;
+		for (String prefix : grant.ownerPrefixes()) {
+			count += covered(this.leases, prefix).size();
+		}
+		return count;
+	}
+
+	/**
+	 * Returns whether an owner holds a lease.
+	 * @param owner the owner id
+	 * @return whether the table holds a lease of it, claimed or not
+	 */
+	public boolean hasLease(String owner) {
+		return this.leases.containsKey(owner);
+	}
+
+	/** The values of the owners a prefix covers (as {@link Grant#coversOwner}): the prefix itself and {@code <prefix>.*}. */
+	private static <V> List<V> covered(NavigableMap<String, V> byOwner, String prefix) {
+		List<V> values = new ArrayList<>(byOwner.subMap(prefix + ".", true, prefix + "/", false).values());
+		V exact = byOwner.get(prefix);
+		if (exact != null) {
+			values.add(exact);
+		}
+		return values;
 	}
 
 	/**
@@ -467,6 +588,7 @@ public final class DecisionTable {
 		this.records.clear();
 		this.leases.clear();
 		this.inDoubtByOwner.clear();
+		this.countsByOwner.clear();
 		this.finished.clear();
 		this.decided = 0;
 		this.completed = 0;
@@ -483,6 +605,23 @@ public final class DecisionTable {
 			this.finished.add(new Key(record.finishedAtMs(), record.transactionId()));
 		}
 		count(record.state(), 1);
+		countOwner(record, 1);
+	}
+
+	private void countOwner(TransactionRecord record, int delta) {
+		if (record.state() == DecisionState.COMPLETED) {
+			return;
+		}
+		OwnerCounts counts = this.countsByOwner.computeIfAbsent(record.owner(), (owner) -> new OwnerCounts());
+		if (record.state() == DecisionState.DECIDED) {
+			counts.decided += delta;
+		}
+		else {
+			counts.aborted += delta;
+		}
+		if (counts.decided == 0 && counts.aborted == 0) {
+			this.countsByOwner.remove(record.owner());
+		}
 	}
 
 	private void remove(TransactionRecord record) {
@@ -500,6 +639,7 @@ public final class DecisionTable {
 			this.finished.remove(new Key(record.finishedAtMs(), record.transactionId()));
 		}
 		count(record.state(), -1);
+		countOwner(record, -1);
 	}
 
 	private void count(DecisionState state, int delta) {
@@ -523,6 +663,14 @@ public final class DecisionTable {
 	}
 
 	private record Key(long timeMs, String transactionId) {
+
+	}
+
+	private static final class OwnerCounts {
+
+		private int decided;
+
+		private int aborted;
 
 	}
 

@@ -49,7 +49,7 @@ public sealed interface Operation {
 
 		@Override
 		public List<AccessScope> scopes() {
-			return List.of(new AccessScope.Owner(this.decision.owner()));
+			return List.of(new AccessScope.TransactionFor(this.decision.transactionId(), this.decision.owner()));
 		}
 
 	}
@@ -89,7 +89,7 @@ public sealed interface Operation {
 
 		@Override
 		public List<AccessScope> scopes() {
-			return List.of(new AccessScope.Owner(this.owner));
+			return List.of(new AccessScope.TransactionFor(this.transactionId, this.owner));
 		}
 
 	}

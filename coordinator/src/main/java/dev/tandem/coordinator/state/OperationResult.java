@@ -98,4 +98,21 @@ public sealed interface OperationResult {
 
 	}
 
+	/**
+	 * An operation was refused when applied, the same way on every replica: a logged entry that
+	 * breaks the {@link CommandLimits} (logged by a version that did not check them), a transaction
+	 * id logged for another owner, or a failure of the coordinator's own apply (logged at ERROR).
+	 * The table is unchanged by it.
+	 *
+	 * @param reason why, for the caller's error message
+	 * @since 0.1.0
+	 */
+	record Refused(String reason) implements OperationResult {
+
+		public Refused {
+			Objects.requireNonNull(reason, "reason");
+		}
+
+	}
+
 }

@@ -12,32 +12,20 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
+import java.util.UUID;
 
 import javax.net.ssl.X509KeyManager;
 
 import dev.tandem.coordinator.client.RatisDecisionLog;
-import dev.tandem.coordinator.state.Command;
-import dev.tandem.coordinator.state.DecisionCodec;
 import dev.tandem.coordinator.state.Operation;
 import dev.tandem.coordinator.state.TransactionRecord;
 import dev.tandem.coordinator.testing.CoordinatorCluster;
+import dev.tandem.coordinator.testing.RawCoordinatorClient;
 import dev.tandem.test.TestCertificates;
 import dev.tandem.transaction.DecisionState;
-import org.apache.ratis.RaftConfigKeys;
-import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.client.RaftClientConfigKeys;
-import org.apache.ratis.conf.Parameters;
-import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.grpc.GrpcTlsConfig;
-import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.retry.RetryPolicies;
-import org.apache.ratis.rpc.SupportedRpcType;
-import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
-import org.apache.ratis.util.TimeDuration;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -59,6 +47,14 @@ class CoordinatorSecurityTests {
 	private static final Duration TIMEOUT = Duration.ofSeconds(15);
 
 	private static final String ORDERS_OWNER = "orders.router-0";
+
+	private static final String T0 = id(ORDERS_OWNER, 0);
+
+	private static final String T1 = id(ORDERS_OWNER, 1);
+
+	private static final String T2 = id(ORDERS_OWNER, 2);
+
+	private static final String ABORTED = id(ORDERS_OWNER, 99);
 
 	@TempDir
 	static Path directory;
@@ -86,9 +82,9 @@ class CoordinatorSecurityTests {
 		cluster.awaitLeader(TIMEOUT);
 		orders = cluster.client((client) -> client.tls(tls(authority.issue("orders-app"))));
 		for (int i = 0; i < 3; i++) {
-			orders.decide(decision("orders-t" + i, ORDERS_OWNER, i), TIMEOUT);
+			orders.decide(decision(id(ORDERS_OWNER, i), ORDERS_OWNER, i), TIMEOUT);
 		}
-		orders.abort("orders-aborted", ORDERS_OWNER, TIMEOUT);
+		orders.abort(ABORTED, ORDERS_OWNER, TIMEOUT);
 	}
 
 	@AfterAll
@@ -103,30 +99,30 @@ class CoordinatorSecurityTests {
 
 	@Test
 	void theRightIdentityDecidesReadsAndCompletesItsOwnTransactionsOverTls() throws IOException {
-		assertThat(orders.state("orders-t0", TIMEOUT)).isEqualTo(DecisionState.DECIDED);
+		assertThat(orders.state(T0, TIMEOUT)).isEqualTo(DecisionState.DECIDED);
 		assertThat(orders.inDoubt(ORDERS_OWNER, TIMEOUT)).extracting((decision) -> decision.transactionId())
-			.contains("orders-t0", "orders-t1", "orders-t2");
-		RawClient raw = raw(tls(authority.issue("orders-app")));
-		RaftClientReply reply = raw.send(new Operation.Complete("orders-t2"));
+			.contains(T0, T1, T2);
+		RawCoordinatorClient raw = raw(tls(authority.issue("orders-app")));
+		RaftClientReply reply = raw.send(new Operation.Complete(T2));
 		assertThat(reply.isSuccess()).as(String.valueOf(reply.getException())).isTrue();
-		assertThat(orders.state("orders-t2", TIMEOUT)).isEqualTo(DecisionState.COMPLETED);
+		assertThat(orders.state(T2, TIMEOUT)).isEqualTo(DecisionState.COMPLETED);
 	}
 
 	@Test
 	void anotherAppsIdentityIsRefusedDecideCompleteAndPurgeWithANamedReasonAndNothingIsApplied() throws IOException {
 		Map<String, Map<String, TransactionRecord>> before = tablesOfEveryPeer();
-		RawClient billing = raw(tls(authority.issue("billing-app")));
+		RawCoordinatorClient billing = raw(tls(authority.issue("billing-app")));
 
 		assertRefused(billing.refusal(new Operation.Decide(decision("forged", ORDERS_OWNER, 9))),
 				"identity 'billing-app' may act for owners with id prefixes [billing] only, not for owner '"
 						+ ORDERS_OWNER + "' (Decide refused)");
-		assertRefused(billing.refusal(new Operation.Complete("orders-t0")),
+		assertRefused(billing.refusal(new Operation.Complete(T0)),
 				"identity 'billing-app' may act for owners with id prefixes [billing] only, not for owner '"
 						+ ORDERS_OWNER + "' (Complete refused)");
 		assertRefused(billing.refusal(new Operation.Purge(0)),
 				"Purge is an administrative operation and identity 'billing-app' is not an admin");
 		// A batch that mixes an allowed operation with a forbidden one is refused whole
-		assertRefused(billing.refusal(new Operation.Abort("billing-t0", "billing.i0"), new Operation.Complete("orders-t1")),
+		assertRefused(billing.refusal(new Operation.Abort(id("billing.i0", 0), "billing.i0"), new Operation.Complete(T1)),
 				"(Complete refused)");
 		// Through the decision log API, the refusal is a named exception
 		RatisDecisionLog billingLog = cluster.client((client) -> client.tls(tls(authority.issue("billing-app"))));
@@ -147,9 +143,25 @@ class CoordinatorSecurityTests {
 	}
 
 	@Test
+	void anotherAppsTransactionIdIsRefusedEvenUnderTheCallersOwnOwnerAndNothingIsApplied() throws IOException {
+		Map<String, Map<String, TransactionRecord>> before = tablesOfEveryPeer();
+		RawCoordinatorClient billing = raw(tls(authority.issue("billing-app")));
+		String ordersNext = id(ORDERS_OWNER, 7);
+		assertRefused(billing.refusal(new Operation.Decide(decision(ordersNext, "billing.i0", 9))),
+				"transaction id '" + ordersNext + "' is not an id of owner 'billing.i0'");
+		assertRefused(billing.refusal(new Operation.Abort(ordersNext, "billing.i0")), "(Abort refused)");
+		// An id of the orders app that billing crafted to look like its own owner's cannot pre-abort it either
+		assertRefused(billing.refusal(new Operation.Abort("billing.i0-" + ordersNext, "billing.i0")),
+				"is not an id of owner 'billing.i0'");
+		assertThat(tablesOfEveryPeer()).isEqualTo(before);
+		orders.decide(decision(ordersNext, ORDERS_OWNER, 7), TIMEOUT);
+		assertThat(orders.state(ordersNext, TIMEOUT)).isEqualTo(DecisionState.DECIDED);
+	}
+
+	@Test
 	void anUnknownIdentityMayNotActForAnyOwner() throws IOException {
 		Map<String, Map<String, TransactionRecord>> before = tablesOfEveryPeer();
-		RawClient stranger = raw(tls(authority.issue("stranger")));
+		RawCoordinatorClient stranger = raw(tls(authority.issue("stranger")));
 		assertRefused(stranger.refusal(new Operation.Decide(decision("s-1", "stranger.i0", 1))),
 				"identity 'stranger' may not act for any owner (Decide refused)");
 		assertThat(tablesOfEveryPeer()).isEqualTo(before);
@@ -159,14 +171,14 @@ class CoordinatorSecurityTests {
 	void aClientWithoutACertificateFailsTheHandshakeAndNothingIsApplied() throws IOException {
 		Map<String, Map<String, TransactionRecord>> before = tablesOfEveryPeer();
 		TestCertificates.Identity trustOnly = authority.issue("no-certificate");
-		RawClient noCertificate = raw(new GrpcTlsConfig(new NoCertificate(), trustOnly.trustManager(), true));
+		RawCoordinatorClient noCertificate = raw(new GrpcTlsConfig(new NoCertificate(), trustOnly.trustManager(), true));
 		for (Operation operation : List.of(new Operation.Decide(decision("nc-1", ORDERS_OWNER, 1)),
-				new Operation.Complete("orders-t0"), new Operation.Purge(0))) {
+				new Operation.Complete(T0), new Operation.Purge(0))) {
 			assertThatThrownBy(() -> noCertificate.send(operation)).isInstanceOf(IOException.class)
-				.satisfies((failure) -> assertThat(causes(failure).toLowerCase(Locale.ROOT))
+				.satisfies((failure) -> assertThat(RawCoordinatorClient.causes(failure).toLowerCase(Locale.ROOT))
 					.contains("certificate_required"));
 		}
-		RawClient plainText = raw((GrpcTlsConfig) null);
+		RawCoordinatorClient plainText = raw((GrpcTlsConfig) null);
 		assertThatThrownBy(() -> plainText.send(new Operation.Purge(0))).isInstanceOf(IOException.class);
 		assertThat(tablesOfEveryPeer()).isEqualTo(before);
 	}
@@ -177,12 +189,12 @@ class CoordinatorSecurityTests {
 		// Same common name as the real app, issued by another authority
 		TestCertificates rogue = TestCertificates.create(directory.resolve("rogue"), "rogue-ca");
 		TestCertificates.Identity forged = rogue.issue("orders-app");
-		RawClient untrusted = raw(new GrpcTlsConfig(forged.keyManager(), authority.issue("x").trustManager(), true));
+		RawCoordinatorClient untrusted = raw(new GrpcTlsConfig(forged.keyManager(), authority.issue("x").trustManager(), true));
 		for (Operation operation : List.of(new Operation.Decide(decision("u-1", ORDERS_OWNER, 1)),
-				new Operation.Complete("orders-t0"), new Operation.Purge(0))) {
+				new Operation.Complete(T0), new Operation.Purge(0))) {
 			assertThatThrownBy(() -> untrusted.send(operation)).isInstanceOf(IOException.class)
 				// the peer asks for a certificate of its own CA: the client has none to offer
-				.satisfies((failure) -> assertThat(causes(failure).toLowerCase(Locale.ROOT)).containsAnyOf(
+				.satisfies((failure) -> assertThat(RawCoordinatorClient.causes(failure).toLowerCase(Locale.ROOT)).containsAnyOf(
 						"certificate_required", "unknown_ca", "bad_certificate", "certificate_unknown"));
 		}
 		assertThat(tablesOfEveryPeer()).isEqualTo(before);
@@ -192,12 +204,17 @@ class CoordinatorSecurityTests {
 	void anAdminMayPurgeAndAnAppMayNotUseTheRatisAdminService() throws IOException {
 		RatisDecisionLog admin = cluster.client((client) -> client.tls(tls(authority.issue("ops"))));
 		assertThat(admin.purge(Duration.ofDays(1), TIMEOUT)).isZero();
-		RawClient app = raw(tls(authority.issue("orders-app")).grpcTlsConfig());
+		RawCoordinatorClient app = raw(tls(authority.issue("orders-app")).grpcTlsConfig());
 		String leader = cluster.awaitLeader(TIMEOUT);
-		assertThatThrownBy(() -> app.client.admin()
+		assertThatThrownBy(() -> app.client().admin()
 			.transferLeadership(RaftPeerId.valueOf(cluster.othersThan(leader).get(0)), 2000))
-			.satisfies((failure) -> assertThat(causes(failure)).contains("PERMISSION_DENIED"));
+			.satisfies((failure) -> assertThat(RawCoordinatorClient.causes(failure)).contains("PERMISSION_DENIED"));
 		assertThat(cluster.awaitLeader(TIMEOUT)).isEqualTo(leader);
+	}
+
+	/** Returns a transaction id of an owner, as Tandem makes them ({@code <owner>-<uuid>}). */
+	static String id(String owner, long n) {
+		return owner + "-" + new UUID(0, n);
 	}
 
 	private static void assertRefused(String refusal, String reason) {
@@ -219,70 +236,23 @@ class CoordinatorSecurityTests {
 				table.records().forEach((record) -> records.put(record.transactionId(), record));
 				return records;
 			})));
-		assertThat(tables.values().iterator().next()).containsKeys("orders-t0", "orders-aborted");
+		assertThat(tables.values().iterator().next()).containsKeys(T0, ABORTED);
 		assertThat(tables.values()).allSatisfy((table) -> assertThat(table).isEqualTo(tables.values().iterator().next()));
 		return tables;
-	}
-
-	private static String causes(Throwable failure) {
-		StringBuilder text = new StringBuilder();
-		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-			text.append(cause).append(" | ");
-		}
-		return text.toString();
 	}
 
 	private static CoordinatorTls tls(TestCertificates.Identity identity) {
 		return CoordinatorTls.of(identity.keyManager(), identity.trustManager());
 	}
 
-	private static RawClient raw(@Nullable CoordinatorTls tls) {
+	private static RawCoordinatorClient raw(@Nullable CoordinatorTls tls) {
 		return raw((tls != null) ? tls.grpcTlsConfig() : null);
 	}
 
-	private static RawClient raw(@Nullable GrpcTlsConfig tls) {
-		RaftProperties properties = new RaftProperties();
-		RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.GRPC);
-		RaftClientConfigKeys.Rpc.setRequestTimeout(properties, TimeDuration.valueOf(2, TimeUnit.SECONDS));
-		Parameters parameters = new Parameters();
-		if (tls != null) {
-			GrpcConfigKeys.TLS.setConf(parameters, tls);
-		}
-		RaftClient client = RaftClient.newBuilder()
-			.setRaftGroup(cluster.group().toRaftGroup())
-			.setProperties(properties)
-			.setParameters(parameters)
-			.setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(6,
-					TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
-			.build();
-		RawClient raw = new RawClient(client);
-		closeables.add(client);
+	private static RawCoordinatorClient raw(@Nullable GrpcTlsConfig tls) {
+		RawCoordinatorClient raw = new RawCoordinatorClient(cluster.group(), tls);
+		closeables.add(raw);
 		return raw;
-	}
-
-	/**
-	 * A Ratis client that sends commands as they are, without Tandem's client (no batching,
-	 * no result decoding): the request a hostile caller would send.
-	 */
-	private record RawClient(RaftClient client) {
-
-		RaftClientReply send(Operation... operations) throws IOException {
-			Command command = new Command(System.currentTimeMillis(), List.of(operations));
-			return this.client.io()
-				.send(Message.valueOf(UnsafeByteOperations.unsafeWrap(DecisionCodec.encodeCommand(command))));
-		}
-
-		/** Sends and returns the failure's text, or "applied". */
-		String refusal(Operation... operations) {
-			try {
-				RaftClientReply reply = send(operations);
-				return reply.isSuccess() ? "applied" : String.valueOf(reply.getException());
-			}
-			catch (IOException ex) {
-				return causes(ex);
-			}
-		}
-
 	}
 
 	/** A key manager without any certificate: the client offers none in the handshake. */

@@ -2,7 +2,9 @@ package dev.tandem.coordinator.state;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -148,7 +150,7 @@ class DecisionCodecTests {
 	}
 
 	@Test
-	void envelopesAndGrantedLogEntriesRoundTripAndAnOpenGrantWritesThePlainCommand() {
+	void envelopesAndStampedLogEntriesRoundTripWithTheLeadersTimeInPlaceOfTheSenders() {
 		byte[] payload = DecisionCodec.encodeCommand(Command.of(7, new Operation.Complete("t-1")));
 		byte[] envelope = DecisionCodec.encodeEnvelope("orders-app", payload);
 		assertThat(DecisionCodec.isEnvelope(envelope[0], envelope[1])).isTrue();
@@ -159,11 +161,55 @@ class DecisionCodecTests {
 			.identity()).isNull();
 
 		Grant grant = new Grant("orders-app", false, List.of("orders", "orders-replay"));
-		DecisionCodec.LogEntry entry = DecisionCodec.decodeLogEntry(DecisionCodec.encodeLogEntry(grant, payload));
+		DecisionCodec.LogEntry entry = DecisionCodec.decodeLogEntry(DecisionCodec.encodeLogEntry(grant, 99, payload));
 		assertThat(entry.grant()).isEqualTo(grant);
-		assertThat(entry.command()).isEqualTo(Command.of(7, new Operation.Complete("t-1")));
-		assertThat(DecisionCodec.encodeLogEntry(Grant.ALL, payload)).isEqualTo(payload);
+		assertThat(entry.command()).isEqualTo(Command.of(99, new Operation.Complete("t-1")));
+		DecisionCodec.LogEntry open = DecisionCodec.decodeLogEntry(DecisionCodec.encodeLogEntry(Grant.ALL, 98, payload));
+		assertThat(open.grant().isAll()).isTrue();
+		assertThat(open.command().atMs()).isEqualTo(98);
+	}
+
+	@Test
+	void logEntriesOfEarlierVersionsKeepTheSendersTime() throws IOException {
+		byte[] payload = DecisionCodec.encodeCommand(Command.of(7, new Operation.Complete("t-1")));
 		assertThat(DecisionCodec.decodeLogEntry(payload).grant()).isEqualTo(Grant.ALL);
+		assertThat(DecisionCodec.decodeLogEntry(payload).command().atMs()).isEqualTo(7);
+		// The granted entry of version 0.1.0 before leader time: kind 7, identity, admin, prefixes, command
+		ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+		DataOutputStream out = new DataOutputStream(bytes);
+		out.writeByte(DecisionCodec.VERSION);
+		out.writeByte(7);
+		out.writeByte(10);
+		out.write("orders-app".getBytes(StandardCharsets.UTF_8));
+		out.writeBoolean(false);
+		out.writeByte(1);
+		out.writeByte(6);
+		out.write("orders".getBytes(StandardCharsets.UTF_8));
+		out.writeByte(payload.length);
+		out.write(payload);
+		DecisionCodec.LogEntry granted = DecisionCodec.decodeLogEntry(bytes.toByteArray());
+		assertThat(granted.grant()).isEqualTo(new Grant("orders-app", false, List.of("orders")));
+		assertThat(granted.command()).isEqualTo(Command.of(7, new Operation.Complete("t-1")));
+	}
+
+	@Test
+	void malformedUtf8IsRefusedNotReplaced() {
+		byte[] valid = DecisionCodec.encodeCommand(Command.of(7, new Operation.Complete("t-\u00e9")));
+		// "t-é" is 74 2d c3 a9: cut the two-byte character in half and the string is not UTF-8
+		byte[] malformed = valid.clone();
+		malformed[malformed.length - 1] = (byte) 0x41;
+		assertThat(DecisionCodec.decodeCommand(valid)).isEqualTo(Command.of(7, new Operation.Complete("t-\u00e9")));
+		assertThatExceptionOfType(DecisionCodecException.class).isThrownBy(() -> DecisionCodec.decodeCommand(malformed))
+			.withMessageContaining("not valid UTF-8");
+	}
+
+	@Test
+	void refusalsRoundTripAndLongReasonsAreCut() {
+		List<OperationResult> results = List.of(new OperationResult.Refused("too long"),
+				new OperationResult.Refused("x".repeat(40_000)));
+		List<OperationResult> decoded = DecisionCodec.decodeResults(DecisionCodec.encodeResults(results));
+		assertThat(decoded.get(0)).isEqualTo(new OperationResult.Refused("too long"));
+		assertThat(((OperationResult.Refused) decoded.get(1)).reason()).hasSize(1024);
 	}
 
 }

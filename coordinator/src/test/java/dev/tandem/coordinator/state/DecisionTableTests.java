@@ -176,9 +176,10 @@ class DecisionTableTests {
 	@Test
 	void everyOperationNamesWhatItTouches() {
 		assertThat(new Operation.Decide(decision("t-1", "orders.i1", 1)).scopes())
-			.containsExactly(new AccessScope.Owner("orders.i1"));
+			.containsExactly(new AccessScope.TransactionFor("t-1", "orders.i1"));
 		assertThat(new Operation.Complete("t-1").scopes()).containsExactly(new AccessScope.TransactionOf("t-1"));
-		assertThat(new Operation.Abort("t-2", "orders.i1").scopes()).containsExactly(new AccessScope.Owner("orders.i1"));
+		assertThat(new Operation.Abort("t-2", "orders.i1").scopes())
+			.containsExactly(new AccessScope.TransactionFor("t-2", "orders.i1"));
 		assertThat(new Operation.Purge(0).scopes()).containsExactly(new AccessScope.Admin());
 	}
 
