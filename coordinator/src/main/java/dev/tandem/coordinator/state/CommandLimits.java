@@ -1,14 +1,13 @@
 package dev.tandem.coordinator.state;
 
-import java.nio.charset.StandardCharsets;
-
 import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.Decision.ParticipantRecord;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The bounds every {@link Command} must keep before it may reach the log: one maximum length
- * per field (UTF-8 bytes; {@link DecisionCodec} refuses malformed UTF-8 while decoding), bounded
+ * per field (UTF-8 bytes; {@link DecisionCodec} refuses malformed UTF-8 while decoding, and a
+ * string that is not valid Unicode is refused here), no empty strings, bounded
  * counts, and numbers in their range. Whatever passes can always be applied, answered and written
  * to a snapshot: every bound lies well inside {@link DecisionCodec#MAX_STRING_BYTES}.
  * <p>
@@ -154,11 +153,24 @@ public final class CommandLimits {
 		if (value.isEmpty()) {
 			return field + " is empty";
 		}
-		// A UTF-8 character takes at most 3 bytes per UTF-16 unit: count exactly only near the limit
-		if (value.length() * 3 <= maxBytes) {
-			return null;
+		if (value.length() > maxBytes) {
+			return field + " of " + value.length() + " characters exceeds the limit of " + maxBytes + " bytes";
 		}
-		int bytes = value.getBytes(StandardCharsets.UTF_8).length;
+		int bytes = 0;
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			if (Character.isHighSurrogate(c) && i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
+				bytes += 4;
+				i++;
+			}
+			else if (Character.isSurrogate(c)) {
+				// UTF-8 cannot encode it: it would be replaced, and a replica restored from a snapshot would differ
+				return field + " is not valid Unicode (an unpaired surrogate at index " + i + ")";
+			}
+			else {
+				bytes += (c < 0x80) ? 1 : (c < 0x800) ? 2 : 3;
+			}
+		}
 		return (bytes > maxBytes) ? field + " of " + bytes + " bytes exceeds the limit of " + maxBytes + " bytes" : null;
 	}
 
