@@ -34,6 +34,7 @@ import dev.tandem.transaction.LeaseClaimedException;
 import dev.tandem.transaction.ProtocolHook;
 import dev.tandem.transaction.ProtocolStep;
 import dev.tandem.transaction.Settlement;
+import dev.tandem.transaction.TransactionIds;
 import dev.tandem.transaction.TransactionState;
 import dev.tandem.transaction.TransactionStatistics;
 
@@ -296,8 +297,14 @@ class InstanceTakeoverTests {
 		assertThat(committed("east")).containsExactly("east-stuck");
 		assertThat(committed("west")).containsExactly("west-stuck");
 		assertThat(log().state(txn.transactionId(), Duration.ofSeconds(5))).isEqualTo(DecisionState.COMPLETED);
+		// An app settles only its own transactions: another app's id is refused, and nothing is recorded.
+		String othersId = TransactionIds.newId("other-app.router-0");
+		assertThatExceptionOfType(IllegalArgumentException.class)
+			.isThrownBy(() -> operator.settle(othersId, Settlement.ABORT))
+			.withMessageContaining("not a transaction of this app");
+		assertThat(log().state(othersId, Duration.ofSeconds(5))).isEqualTo(DecisionState.UNKNOWN);
 		// A transaction without a decision can only be aborted, which makes a late decision fail.
-		String undecided = this.topic + "-undecided";
+		String undecided = TransactionIds.newId(this.topic + ".doomed");
 		assertThatExceptionOfType(IllegalStateException.class)
 			.isThrownBy(() -> operator.settle(undecided, Settlement.COMMIT))
 			.withMessageContaining("presumed abort");

@@ -28,6 +28,7 @@ import dev.tandem.coordinator.security.AccessPolicy;
 import dev.tandem.coordinator.security.CoordinatorTls;
 import dev.tandem.coordinator.server.CoordinatorServer;
 import dev.tandem.transaction.Decision;
+import dev.tandem.transaction.TransactionIds;
 import dev.tandem.transaction.DecisionLogException;
 import dev.tandem.test.TestCertificates;
 import org.jspecify.annotations.Nullable;
@@ -194,7 +195,7 @@ public final class CoordinatorBench {
 			long operationsBefore = client.operationsSent();
 			Measurement measurement = measure(callers, (caller) -> {
 				long n = sequence.incrementAndGet();
-				client.decide(decision(prefix + "-" + n, prefix + ".i" + caller, n), CALL_TIMEOUT);
+				client.decide(decision(TransactionIds.newId(prefix + ".i" + caller), prefix + ".i" + caller, n), CALL_TIMEOUT);
 			});
 			double perEntry = (double) (client.operationsSent() - operationsBefore)
 					/ Math.max(1, client.commandsSent() - commandsBefore);
@@ -209,10 +210,10 @@ public final class CoordinatorBench {
 		try (RatisDecisionLog writer = cluster.clientBuilder().build();
 				RatisDecisionLog reader = settings.apply(cluster.clientBuilder()).build()) {
 			for (int i = 0; i < known; i++) {
-				writer.decide(decision("r-" + i, "reader.i0", i), CALL_TIMEOUT);
+				writer.decide(decision(readerId(i), "reader.i0", i), CALL_TIMEOUT);
 			}
 			Measurement measurement = measure(callers, (caller) -> reader
-				.state("r-" + ThreadLocalRandom.current().nextInt(known), CALL_TIMEOUT));
+				.state(readerId(ThreadLocalRandom.current().nextInt(known)), CALL_TIMEOUT));
 			String served = reader.followerReads() + " by followers, " + reader.followerReadFallbacks() + " fell back";
 			this.rows.add(new Row(cluster.label(), callers, "read state", target, measurement,
 					(reader.followerReads() > 0) ? served : "leader (lease/heartbeat confirmed)"));
@@ -309,6 +310,11 @@ public final class CoordinatorBench {
 			return 0;
 		}
 		return sorted[Math.min(sorted.length - 1, (int) Math.ceil(quantile * sorted.length) - 1)];
+	}
+
+	/** The i-th transaction id of the reader's owner ({@code <owner>-<uuid>}, as the coordinator requires). */
+	private static String readerId(long i) {
+		return "reader.i0-" + new java.util.UUID(0, i);
 	}
 
 	private static Decision decision(String transactionId, String owner, long n) {

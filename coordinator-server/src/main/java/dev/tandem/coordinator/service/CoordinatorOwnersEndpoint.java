@@ -16,9 +16,9 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 /**
  * {@code /actuator/coordinatorowners}: every owner ({@code <id-prefix>.<instance-id>}) with a
  * record in this peer's replica of the decision table, with its records per state and the
- * decision time of its oldest in-doubt transaction. A read of this peer's replica: a follower
- * may lag the leader by a few entries. Owners' leases are not listed: the decision log has
- * none yet.
+ * decision time of its oldest in-doubt transaction, and every instance lease: who is alive, until
+ * when, and who took over whom. A read of this peer's replica: a follower may lag the leader by a
+ * few entries.
  *
  * @since 0.1.0
  */
@@ -42,6 +42,12 @@ public class CoordinatorOwnersEndpoint {
 	@ReadOperation
 	public OwnersDescriptor owners() {
 		Map<String, long[]> counts = new TreeMap<>();
+		List<LeaseDescriptor> leases = this.server.stateMachine()
+			.read((table) -> table.leases()
+				.stream()
+				.map((lease) -> new LeaseDescriptor(lease.owner(), lease.incarnation(),
+						Instant.ofEpochMilli(lease.expiresAtMs()), lease.claimedBy(), lease.takenOver()))
+				.toList());
 		this.server.stateMachine().read((table) -> {
 			for (TransactionRecord record : table.records()) {
 				long[] owner = counts.computeIfAbsent(record.owner(), (id) -> new long[] { 0, 0, 0, Long.MAX_VALUE });
@@ -58,7 +64,7 @@ public class CoordinatorOwnersEndpoint {
 					entry.getValue()[2],
 					(entry.getValue()[3] != Long.MAX_VALUE) ? Instant.ofEpochMilli(entry.getValue()[3]) : null))
 			.toList();
-		return new OwnersDescriptor(this.server.peerId(), this.server.status().role().name(), owners);
+		return new OwnersDescriptor(this.server.peerId(), this.server.status().role().name(), owners, leases);
 	}
 
 	private static int index(DecisionState state) {
@@ -75,9 +81,26 @@ public class CoordinatorOwnersEndpoint {
 	 * @param peerId the peer that answered
 	 * @param role its Raft role (a follower's view may lag)
 	 * @param owners every owner with a record
+	 * @param leases every instance lease, by owner id
 	 * @since 0.1.0
 	 */
-	public record OwnersDescriptor(String peerId, String role, List<OwnerDescriptor> owners) {
+	public record OwnersDescriptor(String peerId, String role, List<OwnerDescriptor> owners,
+			List<LeaseDescriptor> leases) {
+
+	}
+
+	/**
+	 * One instance's lease.
+	 *
+	 * @param owner the owner id ({@code <id-prefix>.<instance-id>})
+	 * @param incarnation the run of the instance that holds it
+	 * @param expiresAt when it expires unless renewed (the leader's clock)
+	 * @param claimedBy the instance that took it for dead and claimed it, or {@code null}
+	 * @param takenOver whether that claimant finished taking over its transactions
+	 * @since 0.1.0
+	 */
+	public record LeaseDescriptor(String owner, String incarnation, Instant expiresAt, @Nullable String claimedBy,
+			boolean takenOver) {
 
 	}
 

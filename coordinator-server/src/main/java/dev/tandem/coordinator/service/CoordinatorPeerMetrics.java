@@ -103,6 +103,18 @@ public class CoordinatorPeerMetrics implements MeterBinder {
 		counter(registry, "tandem.coordinator.refused.requests",
 				"Commands and queries this peer refused because the caller's certificate identity may not act for them",
 				tags, stateMachine, DecisionStateMachine::refusedRequests);
+		counter(registry, "tandem.coordinator.invalid.requests",
+				"Commands this peer refused before the log as malformed or past a field's limit", tags, stateMachine,
+				DecisionStateMachine::invalidRequests);
+		counter(registry, "tandem.coordinator.quota.refusals",
+				"Commands this peer refused before the log because an app identity reached a quota", tags, stateMachine,
+				DecisionStateMachine::quotaRefusals);
+		counter(registry, "tandem.coordinator.refused.operations",
+				"Logged operations this replica refused when applying them (an ERROR names each failure of its own)", tags,
+				stateMachine, DecisionStateMachine::refusedOperations);
+		counter(registry, "tandem.coordinator.failed.snapshots",
+				"Snapshots of this replica that failed; while they fail the Raft log is never purged", tags, stateMachine,
+				DecisionStateMachine::failedSnapshots);
 		Gauge.builder("tandem.coordinator.oldest.in.doubt.age", stateMachine, CoordinatorPeerMetrics::oldestInDoubtAgeSeconds)
 			.description("Seconds since the oldest in-doubt (decided, not completed) transaction of this replica was "
 					+ "decided; 0 when none. A steady rise means an owner that does not recover")

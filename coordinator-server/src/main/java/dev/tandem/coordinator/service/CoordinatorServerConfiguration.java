@@ -40,6 +40,7 @@ public class CoordinatorServerConfiguration {
 			.snapshotRetention(properties.getSnapshot().getRetention())
 			.tls(security.tls())
 			.accessPolicy(security.policy())
+			.quotas(properties.getQuotas().toQuotas())
 			.build();
 	}
 

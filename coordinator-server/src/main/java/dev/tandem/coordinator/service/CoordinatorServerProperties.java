@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.UUID;
 
 import dev.tandem.coordinator.client.CoordinatorGroup;
+import dev.tandem.coordinator.state.CoordinatorQuotas;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -67,6 +68,8 @@ public class CoordinatorServerProperties {
 
 	private final Purge purge = new Purge();
 
+	private final Quotas quotas = new Quotas();
+
 	private final ElectionTimeout electionTimeout = new ElectionTimeout();
 
 	private final Snapshot snapshot = new Snapshot();
@@ -87,6 +90,10 @@ public class CoordinatorServerProperties {
 
 	public Authorization getAuthorization() {
 		return this.authorization;
+	}
+
+	public Quotas getQuotas() {
+		return this.quotas;
 	}
 
 	public Purge getPurge() {
@@ -248,8 +255,58 @@ public class CoordinatorServerProperties {
 	}
 
 	/**
-	 * Removal of completed and aborted records, run by the coordinator service itself (apps
-	 * in remote mode do not purge: it is an administrative operation).
+	 * What the owners of one app identity (tandem.coordinator.server.authorization.apps) may
+	 * hold at once; a command past a quota is refused before it reaches the log, naming the
+	 * property. Admins and peers are not limited.
+	 */
+	public static class Quotas {
+
+		/**
+		 * Most decided, not yet completed transactions of one app identity's owners.
+		 */
+		private int maxOpenDecisions = CoordinatorQuotas.DEFAULTS.maxOpenDecisions();
+
+		/**
+		 * Most instance leases (running or not yet purged instances) of one app identity's owners.
+		 */
+		private int maxLeases = CoordinatorQuotas.DEFAULTS.maxLeases();
+
+		public int getMaxOpenDecisions() {
+			return this.maxOpenDecisions;
+		}
+
+		public void setMaxOpenDecisions(int maxOpenDecisions) {
+			this.maxOpenDecisions = maxOpenDecisions;
+		}
+
+		public int getMaxLeases() {
+			return this.maxLeases;
+		}
+
+		public void setMaxLeases(int maxLeases) {
+			this.maxLeases = maxLeases;
+		}
+
+		/**
+		 * Returns the quotas for the peer.
+		 * @return the quotas
+		 * @throws IllegalArgumentException if a value is not positive
+		 */
+		public CoordinatorQuotas toQuotas() {
+			if (this.maxOpenDecisions <= 0 || this.maxLeases <= 0) {
+				throw new IllegalArgumentException("tandem.coordinator.server.quotas."
+						+ ((this.maxOpenDecisions <= 0) ? "max-open-decisions must be positive, not " + this.maxOpenDecisions
+								: "max-leases must be positive, not " + this.maxLeases));
+			}
+			return new CoordinatorQuotas(this.maxOpenDecisions, this.maxLeases);
+		}
+
+	}
+
+	/**
+	 * Removal of completed and aborted records, and of the leases (and their owners' decisions)
+	 * of instances gone for longer than the retention, run by the coordinator service itself
+	 * (apps in remote mode do not purge: it is an administrative operation).
 	 */
 	public static class Purge {
 
@@ -259,8 +316,8 @@ public class CoordinatorServerProperties {
 		private Duration interval = Duration.ofMinutes(10);
 
 		/**
-		 * How long completed and aborted records are kept; longer than any app's recovery
-		 * could still ask about them.
+		 * How long completed and aborted records, and the leases of instances that stopped
+		 * renewing, are kept; longer than any app's recovery could still ask about them.
 		 */
 		private Duration retention = Duration.ofDays(7);
 

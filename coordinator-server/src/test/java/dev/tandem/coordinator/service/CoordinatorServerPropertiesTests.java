@@ -6,9 +6,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.UUID;
 
 import dev.tandem.coordinator.server.CoordinatorServer;
 import dev.tandem.coordinator.server.PeerRole;
+import dev.tandem.coordinator.state.CoordinatorQuotas;
 import dev.tandem.coordinator.client.RatisDecisionLog;
 import dev.tandem.coordinator.security.CoordinatorAccessDeniedException;
 import dev.tandem.coordinator.security.CoordinatorTls;
@@ -32,6 +34,12 @@ import static org.awaitility.Awaitility.await;
  */
 class CoordinatorServerPropertiesTests {
 
+	private static final String T1 = "orders.router-0-" + new UUID(0, 1);
+
+	private static final String T2 = "orders.router-1-" + new UUID(0, 2);
+
+	private static final String T3 = "orders.router-1-" + new UUID(0, 3);
+
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
 		.withUserConfiguration(CoordinatorServerConfiguration.class);
 
@@ -46,6 +54,18 @@ class CoordinatorServerPropertiesTests {
 		assertThat(properties.getSnapshot().getThreshold()).isEqualTo(10_000);
 		assertThat(properties.getShutdown().isTransferLeadership()).isTrue();
 		assertThat(properties.getDataDir()).isEqualTo(Path.of("data"));
+		assertThat(properties.getQuotas().toQuotas()).isEqualTo(CoordinatorQuotas.DEFAULTS);
+	}
+
+	@Test
+	void aQuotaThatIsNotPositiveFailsStartUpNamingTheProperty() {
+		this.contextRunner
+			.withPropertyValues("tandem.coordinator.server.peer-id=solo", "tandem.coordinator.server.peers=solo=127.0.0.1:1",
+					"tandem.coordinator.server.plaintext-allowed=true", "tandem.coordinator.server.quotas.max-leases=0")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("tandem.coordinator.server.quotas.max-leases must be positive, not 0"));
 	}
 
 	@Test
@@ -144,6 +164,7 @@ class CoordinatorServerPropertiesTests {
 					"tandem.coordinator.server.bind-host=127.0.0.1",
 					"tandem.coordinator.server.ssl.bundle=coordinator",
 					"tandem.coordinator.server.authorization.apps.orders-app=orders",
+					"tandem.coordinator.server.quotas.max-leases=1",
 					"spring.ssl.bundle.jks.coordinator.keystore.location=" + peer.keyStore().toUri(),
 					"spring.ssl.bundle.jks.coordinator.keystore.password=" + TestCertificates.PASSWORD,
 					"spring.ssl.bundle.jks.coordinator.keystore.type=PKCS12",
@@ -159,13 +180,17 @@ class CoordinatorServerPropertiesTests {
 					.purgeInterval(Duration.ZERO)
 					.tls(CoordinatorTls.of(app.keyManager(), app.trustManager()))
 					.build()) {
-					client.decide(decision("t-1", "orders.router-0", 1_000), Duration.ofSeconds(10));
-					client.decide(decision("t-2", "orders.router-1", System.currentTimeMillis()),
+					client.decide(decision(T1, "orders.router-0", 1_000), Duration.ofSeconds(10));
+					client.decide(decision(T2, "orders.router-1", System.currentTimeMillis()),
 							Duration.ofSeconds(10));
-					client.abort("t-3", "orders.router-1", Duration.ofSeconds(10));
-					assertThatThrownBy(() -> client.decide(decision("t-4", "billing.i0", 1),
+					client.abort(T3, "orders.router-1", Duration.ofSeconds(10));
+					assertThatThrownBy(() -> client.decide(decision("billing.i0-" + new UUID(0, 4), "billing.i0", 1),
 							Duration.ofSeconds(10)))
 						.isInstanceOf(CoordinatorAccessDeniedException.class);
+					client.renewLease("orders", "router-0", "run-1", Duration.ofMinutes(1), Duration.ofSeconds(10));
+					assertThatThrownBy(() -> client.renewLease("orders", "router-1", "run-1", Duration.ofMinutes(1),
+							Duration.ofSeconds(10)))
+						.hasMessageContaining("tandem.coordinator.server.quotas.max-leases");
 				}
 				// the peer's own client (its certificate is a peer's, so an admin's) may purge
 				assertThat(context.getBean(RatisDecisionLog.class).purge(Duration.ofDays(1), Duration.ofSeconds(10)))
@@ -177,12 +202,16 @@ class CoordinatorServerPropertiesTests {
 				assertThat(owners.owners().get(0).inDoubt()).isEqualTo(1);
 				assertThat(owners.owners().get(0).oldestInDoubtDecidedAt()).isEqualTo(Instant.ofEpochMilli(1_000));
 				assertThat(owners.owners().get(1).aborted()).isEqualTo(1);
+				assertThat(owners.leases()).singleElement()
+					.satisfies((lease) -> assertThat(lease.owner()).isEqualTo("orders.router-0"))
+					.satisfies((lease) -> assertThat(lease.incarnation()).isEqualTo("run-1"))
+					.satisfies((lease) -> assertThat(lease.claimedBy()).isNull());
 				CoordinatorTransactionsEndpoint transactions = context.getBean(CoordinatorTransactionsEndpoint.class);
 				assertThat(transactions.transactions(null, "decided", "1h", null).transactions())
 					.extracting(CoordinatorTransactionsEndpoint.TransactionDescriptor::transactionId)
-					.containsExactly("t-1");
+					.containsExactly(T1);
 				assertThat(transactions.transactions("orders.router-1", null, null, 10).matched()).isEqualTo(2);
-				assertThat(transactions.transaction("t-1").participants()).hasSize(2);
+				assertThat(transactions.transaction(T1).participants()).hasSize(2);
 				assertThat(transactions.transaction("nope")).isNull();
 			});
 	}
