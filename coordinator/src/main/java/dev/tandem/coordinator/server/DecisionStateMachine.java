@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.List;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -21,7 +20,6 @@ import java.util.function.Function;
 
 import dev.tandem.coordinator.security.AccessPolicy;
 import dev.tandem.coordinator.security.CoordinatorAccessDeniedException;
-import dev.tandem.coordinator.state.AccessScope;
 import dev.tandem.coordinator.state.Command;
 import dev.tandem.coordinator.state.CommandLimits;
 import dev.tandem.coordinator.state.CoordinatorQuotas;
@@ -34,8 +32,6 @@ import dev.tandem.coordinator.state.OperationResult;
 import dev.tandem.coordinator.state.Query;
 import dev.tandem.coordinator.state.QueryReply;
 import dev.tandem.coordinator.state.QuotaExceededException;
-import dev.tandem.coordinator.state.TransactionRecord;
-import dev.tandem.transaction.TransactionIds;
 import org.apache.ratis.io.MD5Hash;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
@@ -78,8 +74,13 @@ import org.slf4j.LoggerFactory;
  * never by the client). {@link #startTransaction} resolves the caller's {@link Grant} and
  * refuses, with a {@link CoordinatorAccessDeniedException} and before anything reaches the
  * log, a command with any operation whose {@link Operation#scopes() scope} the grant does not
- * cover; the accepted command is logged together with its grant, so the apply is the same on
- * every replica. Queries are checked the same way.
+ * cover ({@code CommandAuthorizer}: owners, transaction ids bound to their owner, quotas); the
+ * accepted command is logged together with its grant and the leader's time, so the apply is the
+ * same on every replica. Queries are checked the same way.
+ * <p>
+ * No input stops the peer: a command is decoded strictly and checked against the
+ * {@link CommandLimits} before the log; the apply refuses ({@link OperationResult.Refused}) what it
+ * cannot apply instead of throwing, so a replay never fails.
  * <p>
  * Thread-safe: applies run on Ratis' single state machine updater thread; queries may run on
  * any thread and take a read lock.
@@ -114,9 +115,7 @@ public class DecisionStateMachine extends BaseStateMachine {
 
 	private final AtomicLong failedSnapshots = new AtomicLong();
 
-	private final AccessPolicy policy;
-
-	private final CoordinatorQuotas quotas;
+	private final CommandAuthorizer authorizer;
 
 	private volatile @Nullable LeaderReadGuard readGuard;
 
@@ -155,8 +154,7 @@ public class DecisionStateMachine extends BaseStateMachine {
 	 * @param quotas what one identity's owners may hold (not applied to admins and the open policy)
 	 */
 	public DecisionStateMachine(AccessPolicy policy, CoordinatorQuotas quotas) {
-		this.policy = Objects.requireNonNull(policy, "policy");
-		this.quotas = Objects.requireNonNull(quotas, "quotas");
+		this.authorizer = new CommandAuthorizer(policy, quotas, this::read);
 	}
 
 	@Override
@@ -204,11 +202,11 @@ public class DecisionStateMachine extends BaseStateMachine {
 		ByteString content = request.getMessage().getContent();
 		try {
 			DecisionCodec.Envelope envelope = envelope(content);
-			Grant grant = this.policy.grantFor(envelope.identity());
+			Grant grant = this.authorizer.grantFor(envelope.identity());
 			Command command = DecisionCodec.decodeCommand(envelope.payload());
 			CommandLimits.check(command);
 			for (Operation operation : command.operations()) {
-				String refusal = refusal(grant, operation.scopes(), operation.getClass().getSimpleName());
+				String refusal = this.authorizer.refusal(grant, operation.scopes(), operation.getClass().getSimpleName());
 				if (refusal != null) {
 					this.refusedRequests.incrementAndGet();
 					logger.warn("Refusing a command of {} from client {}: {}", grant.identity(), request.getClientId(),
@@ -216,7 +214,7 @@ public class DecisionStateMachine extends BaseStateMachine {
 					return builder.build().setException(new CoordinatorAccessDeniedException(refusal));
 				}
 			}
-			String overQuota = quotaRefusal(grant, command);
+			String overQuota = this.authorizer.quotaRefusal(grant, command);
 			if (overQuota != null) {
 				this.quotaRefusals.incrementAndGet();
 				logger.warn("Refusing a command of {} from client {}: {}", grant.identity(), request.getClientId(),
@@ -247,135 +245,16 @@ public class DecisionStateMachine extends BaseStateMachine {
 		}
 	}
 
-	/**
-	 * Returns why a command would take a limited grant past its quotas, or {@code null}. Reads the
-	 * leader's table, which may trail the log by the commands on their way: a bound, not a count.
-	 */
-	private @Nullable String quotaRefusal(Grant grant, Command command) {
-		if (grant.isAll() || grant.admin()) {
-			return null;
-		}
-		int decides = 0;
-		int renewals = 0;
-		for (Operation operation : command.operations()) {
-			if (operation instanceof Operation.Decide) {
-				decides++;
-			}
-			else if (operation instanceof Operation.RenewLease) {
-				renewals++;
-			}
-		}
-		if (decides == 0 && renewals == 0) {
-			return null;
-		}
-		this.lock.readLock().lock();
-		try {
-			if (decides > 0) {
-				int open = this.table.openDecisions(grant);
-				if (open + decides > this.quotas.maxOpenDecisions()) {
-					return "identity '" + grant.identity() + "' holds " + open + " decided, not completed transactions "
-							+ "and may hold at most " + this.quotas.maxOpenDecisions()
-							+ " (tandem.coordinator.server.quotas.max-open-decisions)";
-				}
-			}
-			if (renewals > 0) {
-				int fresh = 0;
-				for (Operation operation : command.operations()) {
-					if (operation instanceof Operation.RenewLease renew && !this.table.hasLease(renew.owner())) {
-						fresh++;
-					}
-				}
-				int leases = (fresh > 0) ? this.table.leaseCount(grant) : 0;
-				if (fresh > 0 && leases + fresh > this.quotas.maxLeases()) {
-					return "identity '" + grant.identity() + "' holds " + leases + " instance leases and may hold at most "
-							+ this.quotas.maxLeases() + " (tandem.coordinator.server.quotas.max-leases)";
-				}
-			}
-			return null;
-		}
-		finally {
-			this.lock.readLock().unlock();
-		}
-	}
-
 	private DecisionCodec.Envelope envelope(ByteString content) {
 		// Every request passes the peer's CallerIdentityInterceptor; without one (a state machine
 		// hosted outside CoordinatorServer) only the open policy accepts the bare payload
 		if (content.size() >= 2 && DecisionCodec.isEnvelope(content.byteAt(0), content.byteAt(1))) {
 			return DecisionCodec.decodeEnvelope(content.newInput());
 		}
-		if (!this.policy.isOpen()) {
+		if (!this.authorizer.isOpen()) {
 			throw new DecisionCodecException("Request without the identity envelope of the peer's interceptor");
 		}
 		return new DecisionCodec.Envelope(null, content.toByteArray());
-	}
-
-	/**
-	 * Returns why a grant does not cover the scopes, or {@code null} when it does. Reads the
-	 * owner of an existing record for a {@link AccessScope.TransactionOf} scope.
-	 */
-	private @Nullable String refusal(Grant grant, List<AccessScope> scopes, String what) {
-		if (grant.isAll() || grant.admin()) {
-			return null;
-		}
-		if (grant.ownerPrefixes().isEmpty()) {
-			return "identity '" + grant.identity() + "' may not act for any owner (" + what
-					+ " refused); grant it id prefixes in tandem.coordinator.server.authorization.apps";
-		}
-		for (AccessScope scope : scopes) {
-			if (scope instanceof AccessScope.Admin) {
-				return what + " is an administrative operation and identity '" + grant.identity()
-						+ "' is not an admin (tandem.coordinator.server.authorization.admins)";
-			}
-			String owner = null;
-			if (scope instanceof AccessScope.Owner ownerScope) {
-				owner = ownerScope.owner();
-			}
-			else if (scope instanceof AccessScope.TransactionFor transaction) {
-				owner = transaction.owner();
-				String unbound = grant.coversOwner(owner) ? bindingRefusal(transaction, what) : null;
-				if (unbound != null) {
-					return unbound;
-				}
-			}
-			else if (scope instanceof AccessScope.TransactionOf transaction) {
-				this.lock.readLock().lock();
-				try {
-					TransactionRecord record = this.table.record(transaction.transactionId());
-					owner = (record != null) ? record.owner() : null;
-				}
-				finally {
-					this.lock.readLock().unlock();
-				}
-			}
-			if (owner != null && !grant.coversOwner(owner)) {
-				return "identity '" + grant.identity() + "' may act for owners with id prefixes " + grant.ownerPrefixes()
-						+ " only, not for owner '" + owner + "' (" + what + " refused)";
-			}
-		}
-		return null;
-	}
-
-	/**
-	 * Returns why a transaction id is not the named owner's to decide or abort, or {@code null}:
-	 * the id must be {@code <owner>-<uuid>} and any record of it the owner's.
-	 */
-	private @Nullable String bindingRefusal(AccessScope.TransactionFor transaction, String what) {
-		if (!TransactionIds.isOf(transaction.transactionId(), transaction.owner())) {
-			return "transaction id '" + transaction.transactionId() + "' is not an id of owner '" + transaction.owner()
-					+ "' (<owner>-<uuid>): an app decides and aborts only its own transactions (" + what + " refused)";
-		}
-		TransactionRecord existing;
-		this.lock.readLock().lock();
-		try {
-			existing = this.table.record(transaction.transactionId());
-		}
-		finally {
-			this.lock.readLock().unlock();
-		}
-		return (existing != null && !existing.owner().equals(transaction.owner()))
-				? "transaction id '" + transaction.transactionId() + "' is recorded for another owner (" + what + " refused)"
-				: null;
 	}
 
 	@Override
@@ -450,8 +329,8 @@ public class DecisionStateMachine extends BaseStateMachine {
 		try {
 			DecisionCodec.Envelope envelope = envelope(request.getContent());
 			query = DecisionCodec.decodeQuery(new ByteArrayInputStream(envelope.payload()));
-			Grant grant = this.policy.grantFor(envelope.identity());
-			String refusal = refusal(grant, query.scopes(), query.getClass().getSimpleName());
+			Grant grant = this.authorizer.grantFor(envelope.identity());
+			String refusal = this.authorizer.refusal(grant, query.scopes(), query.getClass().getSimpleName());
 			if (refusal != null) {
 				this.refusedRequests.incrementAndGet();
 				logger.warn("Refusing a query of {}: {}", grant.identity(), refusal);
@@ -462,6 +341,11 @@ public class DecisionStateMachine extends BaseStateMachine {
 		}
 		catch (DecisionCodecException ex) {
 			return CompletableFuture.failedFuture(ex);
+		}
+		catch (RuntimeException ex) {
+			// Nothing a client asks may fail the peer: an unexpected failure refuses the query
+			logger.error("Refusing a query that failed unexpectedly: {}", ex.toString(), ex);
+			return CompletableFuture.failedFuture(new StateMachineException("Query refused: " + ex));
 		}
 		LeaderReadGuard guard = this.readGuard;
 		RaftServer.Division self = division();

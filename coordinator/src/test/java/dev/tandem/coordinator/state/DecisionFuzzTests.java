@@ -35,8 +35,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
  * {@link DecisionCodecException}. The approach of FoundationDB's and TigerBeetle's simulation
  * testing, at the scale of one state machine.
  * <p>
- * {@code mvn verify} runs jqwik's default number of tries; {@code -Pfuzz} runs 100,000 a property
- * (150,000: the long run of {@code docs/benchmarks.md}).
+ * {@code mvn verify} runs jqwik's default number of tries; {@code -Pfuzz} runs more a property
+ * (200,000: the long run of {@code docs/benchmarks.md}).
  */
 class DecisionFuzzTests {
 

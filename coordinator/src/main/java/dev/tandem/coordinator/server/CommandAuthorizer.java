@@ -1,0 +1,167 @@
+package dev.tandem.coordinator.server;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Function;
+
+import dev.tandem.coordinator.security.AccessPolicy;
+import dev.tandem.coordinator.state.AccessScope;
+import dev.tandem.coordinator.state.Command;
+import dev.tandem.coordinator.state.CoordinatorQuotas;
+import dev.tandem.coordinator.state.DecisionTable;
+import dev.tandem.coordinator.state.Grant;
+import dev.tandem.coordinator.state.Operation;
+import dev.tandem.coordinator.state.TransactionRecord;
+import dev.tandem.transaction.TransactionIds;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Decides, on the leader and before the log, whether a caller may send a command or a query: its
+ * {@link Grant} must cover every {@link AccessScope} (owners, transaction ids bound to their owner,
+ * administrative operations), and the command must keep the caller within its
+ * {@link CoordinatorQuotas}. Reads the decision table through the state machine's read lock.
+ * <p>
+ * Thread-safe: holds no state of its own.
+ *
+ * @since 0.1.0
+ */
+final class CommandAuthorizer {
+
+	private final AccessPolicy policy;
+
+	private final CoordinatorQuotas quotas;
+
+	private final TableReader table;
+
+	/**
+	 * Creates an authorizer.
+	 * @param policy who may act for which owners
+	 * @param quotas what one identity's owners may hold
+	 * @param table reads the decision table under the state machine's read lock
+	 */
+	CommandAuthorizer(AccessPolicy policy, CoordinatorQuotas quotas, TableReader table) {
+		this.policy = Objects.requireNonNull(policy, "policy");
+		this.quotas = Objects.requireNonNull(quotas, "quotas");
+		this.table = Objects.requireNonNull(table, "table");
+	}
+
+	/**
+	 * Returns what a caller may act for.
+	 * @param identity the caller's certificate identity, or {@code null} when unauthenticated
+	 * @return the grant
+	 */
+	Grant grantFor(@Nullable String identity) {
+		return this.policy.grantFor(identity);
+	}
+
+	/**
+	 * Returns whether every caller may do everything (no TLS).
+	 * @return whether the policy is open
+	 */
+	boolean isOpen() {
+		return this.policy.isOpen();
+	}
+
+	/**
+	 * Returns why a command would take a limited grant past its quotas, or {@code null}. Reads the
+	 * leader's table, which may trail the log by the commands on their way: a bound, not a count.
+	 */
+	@Nullable String quotaRefusal(Grant grant, Command command) {
+		if (grant.isAll() || grant.admin()) {
+			return null;
+		}
+		long decides = command.operations().stream().filter(Operation.Decide.class::isInstance).count();
+		boolean renewals = command.operations().stream().anyMatch(Operation.RenewLease.class::isInstance);
+		if (decides == 0 && !renewals) {
+			return null;
+		}
+		return this.table.read((table) -> {
+			if (decides > 0) {
+				int open = table.openDecisions(grant);
+				if (open + decides > this.quotas.maxOpenDecisions()) {
+					return "identity '" + grant.identity() + "' holds " + open + " decided, not completed transactions "
+							+ "and may hold at most " + this.quotas.maxOpenDecisions()
+							+ " (tandem.coordinator.server.quotas.max-open-decisions)";
+				}
+			}
+			if (renewals) {
+				int fresh = 0;
+				for (Operation operation : command.operations()) {
+					if (operation instanceof Operation.RenewLease renew && !table.hasLease(renew.owner())) {
+						fresh++;
+					}
+				}
+				int leases = (fresh > 0) ? table.leaseCount(grant) : 0;
+				if (fresh > 0 && leases + fresh > this.quotas.maxLeases()) {
+					return "identity '" + grant.identity() + "' holds " + leases + " instance leases and may hold at most "
+							+ this.quotas.maxLeases() + " (tandem.coordinator.server.quotas.max-leases)";
+				}
+			}
+			return null;
+		});
+	}
+
+	/**
+	 * Returns why a grant does not cover the scopes, or {@code null} when it does. Reads the
+	 * owner of an existing record for a {@link AccessScope.TransactionOf} scope.
+	 */
+	@Nullable String refusal(Grant grant, List<AccessScope> scopes, String what) {
+		if (grant.isAll() || grant.admin()) {
+			return null;
+		}
+		if (grant.ownerPrefixes().isEmpty()) {
+			return "identity '" + grant.identity() + "' may not act for any owner (" + what
+					+ " refused); grant it id prefixes in tandem.coordinator.server.authorization.apps";
+		}
+		for (AccessScope scope : scopes) {
+			if (scope instanceof AccessScope.Admin) {
+				return what + " is an administrative operation and identity '" + grant.identity()
+						+ "' is not an admin (tandem.coordinator.server.authorization.admins)";
+			}
+			String owner = null;
+			if (scope instanceof AccessScope.Owner ownerScope) {
+				owner = ownerScope.owner();
+			}
+			else if (scope instanceof AccessScope.TransactionFor transaction) {
+				owner = transaction.owner();
+				String unbound = grant.coversOwner(owner) ? bindingRefusal(transaction, what) : null;
+				if (unbound != null) {
+					return unbound;
+				}
+			}
+			else if (scope instanceof AccessScope.TransactionOf transaction) {
+				TransactionRecord record = this.table.read((table) -> table.record(transaction.transactionId()));
+				owner = (record != null) ? record.owner() : null;
+			}
+			if (owner != null && !grant.coversOwner(owner)) {
+				return "identity '" + grant.identity() + "' may act for owners with id prefixes " + grant.ownerPrefixes()
+						+ " only, not for owner '" + owner + "' (" + what + " refused)";
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * Returns why a transaction id is not the named owner's to decide or abort, or {@code null}:
+	 * the id must be {@code <owner>-<uuid>} and any record of it the owner's.
+	 */
+	private @Nullable String bindingRefusal(AccessScope.TransactionFor transaction, String what) {
+		if (!TransactionIds.isOf(transaction.transactionId(), transaction.owner())) {
+			return "transaction id '" + transaction.transactionId() + "' is not an id of owner '" + transaction.owner()
+					+ "' (<owner>-<uuid>): an app decides and aborts only its own transactions (" + what + " refused)";
+		}
+		TransactionRecord existing = this.table.read((table) -> table.record(transaction.transactionId()));
+		return (existing != null && !existing.owner().equals(transaction.owner()))
+				? "transaction id '" + transaction.transactionId() + "' is recorded for another owner (" + what + " refused)"
+				: null;
+	}
+
+	/** Reads the decision table under the owner's read lock. */
+	@FunctionalInterface
+	interface TableReader {
+
+		<T> T read(Function<DecisionTable, T> reader);
+
+	}
+
+}
