@@ -27,10 +27,11 @@ import dev.tandem.coordinator.client.RatisDecisionLog;
 import dev.tandem.coordinator.security.AccessPolicy;
 import dev.tandem.coordinator.security.CoordinatorTls;
 import dev.tandem.coordinator.server.CoordinatorServer;
-import dev.tandem.transaction.Decision;
-import dev.tandem.transaction.TransactionIds;
-import dev.tandem.transaction.DecisionLogException;
+import dev.tandem.coordinator.state.CoordinatorQuotas;
 import dev.tandem.test.TestCertificates;
+import dev.tandem.transaction.Decision;
+import dev.tandem.transaction.DecisionLogException;
+import dev.tandem.transaction.TransactionIds;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -405,6 +406,9 @@ public final class CoordinatorBench {
 					.properties((properties) -> raft.forEach(properties::set))
 					.tls(peerTls)
 					.accessPolicy(policy)
+					// decisions here are never completed (a peak-rate measurement): no limit, but the quota
+					// check still runs on every command, as it does in production
+					.quotas(new CoordinatorQuotas(Integer.MAX_VALUE, Integer.MAX_VALUE, Integer.MAX_VALUE))
 					.build();
 				servers.add(server);
 				server.start();

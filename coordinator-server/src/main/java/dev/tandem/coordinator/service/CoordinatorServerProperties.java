@@ -271,6 +271,11 @@ public class CoordinatorServerProperties {
 		 */
 		private int maxLeases = CoordinatorQuotas.DEFAULTS.maxLeases();
 
+		/**
+		 * Most aborted records of one app identity's owners (kept until the purge retention).
+		 */
+		private int maxAborted = CoordinatorQuotas.DEFAULTS.maxAborted();
+
 		public int getMaxOpenDecisions() {
 			return this.maxOpenDecisions;
 		}
@@ -287,18 +292,31 @@ public class CoordinatorServerProperties {
 			this.maxLeases = maxLeases;
 		}
 
+		public int getMaxAborted() {
+			return this.maxAborted;
+		}
+
+		public void setMaxAborted(int maxAborted) {
+			this.maxAborted = maxAborted;
+		}
+
 		/**
 		 * Returns the quotas for the peer.
 		 * @return the quotas
 		 * @throws IllegalArgumentException if a value is not positive
 		 */
 		public CoordinatorQuotas toQuotas() {
-			if (this.maxOpenDecisions <= 0 || this.maxLeases <= 0) {
-				throw new IllegalArgumentException("tandem.coordinator.server.quotas."
-						+ ((this.maxOpenDecisions <= 0) ? "max-open-decisions must be positive, not " + this.maxOpenDecisions
-								: "max-leases must be positive, not " + this.maxLeases));
+			positive("max-open-decisions", this.maxOpenDecisions);
+			positive("max-leases", this.maxLeases);
+			positive("max-aborted", this.maxAborted);
+			return new CoordinatorQuotas(this.maxOpenDecisions, this.maxLeases, this.maxAborted);
+		}
+
+		private static void positive(String property, int value) {
+			if (value <= 0) {
+				throw new IllegalArgumentException(
+						"tandem.coordinator.server.quotas." + property + " must be positive, not " + value);
 			}
-			return new CoordinatorQuotas(this.maxOpenDecisions, this.maxLeases);
 		}
 
 	}

@@ -212,11 +212,11 @@ public final class RatisDecisionLog implements DecisionLog {
 	 * <p>
 	 * Queued and written with other completions within {@link Builder#completionLinger}; a
 	 * failed write is logged, not thrown.
-	 * @throws DecisionLogException if this log is closed
+	 * @throws DecisionLogException if this log is closed, or the id breaks the {@link CommandLimits}
 	 */
 	@Override
 	public void complete(String transactionId) throws DecisionLogException {
-		this.batcher.submitLazy(new Operation.Complete(transactionId));
+		this.batcher.submitLazy(checked(new Operation.Complete(transactionId)));
 	}
 
 	/**
@@ -300,12 +300,24 @@ public final class RatisDecisionLog implements DecisionLog {
 	 * entry it did not apply, see {@link OperationResult.Refused}) fails with the reason.
 	 */
 	private OperationResult applied(Operation operation, Duration timeout, String what) {
-		OperationResult result = await(this.batcher.submit(operation), timeout, what);
+		OperationResult result = await(this.batcher.submit(checked(operation)), timeout, what);
 		if (result instanceof OperationResult.Refused refused) {
 			throw new DecisionLogException("The coordinator refused to " + what + " (nothing was recorded): "
 					+ refused.reason());
 		}
 		return result;
+	}
+
+	/**
+	 * Returns an operation that keeps the {@link CommandLimits}, or fails its caller alone: batched
+	 * with others', an operation past a limit would make the coordinator refuse them all.
+	 */
+	private static Operation checked(Operation operation) {
+		String refusal = CommandLimits.refusal(Command.of(System.currentTimeMillis(), operation));
+		if (refusal != null) {
+			throw new DecisionLogException("Refused before it was sent (nothing was recorded): " + refusal);
+		}
+		return operation;
 	}
 
 	private static InstanceLease requireLease(@Nullable InstanceLease lease) {
@@ -448,12 +460,17 @@ public final class RatisDecisionLog implements DecisionLog {
 	}
 
 	private void schedulePurge(long retentionMs) {
-		try {
-			this.batcher.submitLazy(new Operation.Purge(retentionMs));
+		// A command of its own, never batched with the app's operations: a purge is administrative,
+		// and a coordinator refuses a whole command when its caller is not an admin
+		if (this.closed.get()) {
+			return;
 		}
-		catch (DecisionLogException ex) {
-			logger.debug("Purge not scheduled: {}", ex.getMessage());
-		}
+		send(Command.of(System.currentTimeMillis(), new Operation.Purge(retentionMs))).whenComplete((results, failure) -> {
+			if (failure != null) {
+				logger.warn("Purge of decision log '{}' failed (purging is for an admin identity; set purgeInterval "
+						+ "to zero for an app): {}", this.group, failure.toString());
+			}
+		});
 	}
 
 	private CompletableFuture<List<OperationResult>> send(Command command) {

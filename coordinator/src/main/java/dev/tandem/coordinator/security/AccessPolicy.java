@@ -193,8 +193,26 @@ public final class AccessPolicy {
 		/**
 		 * Creates the policy.
 		 * @return the policy
+		 * @throws IllegalArgumentException if an id prefix of one app equals, or lies under, an id
+		 *     prefix of another app ({@code orders} and {@code orders.eu}): the first app would act
+		 *     for the second's owners, since a prefix covers every owner {@code <prefix>.*}
 		 */
 		public AccessPolicy build() {
+			this.apps.forEach((identity, prefixes) -> this.apps.forEach((other, otherPrefixes) -> {
+				if (identity.equals(other)) {
+					return;
+				}
+				for (String prefix : prefixes) {
+					for (String otherPrefix : otherPrefixes) {
+						if (otherPrefix.equals(prefix) || otherPrefix.startsWith(prefix + ".")) {
+							throw new IllegalArgumentException("Id prefix '" + otherPrefix + "' of app identity '" + other
+									+ "' " + (otherPrefix.equals(prefix) ? "is" : "lies under") + " id prefix '" + prefix
+									+ "' of app identity '" + identity + "', which would act for its owners too: give "
+									+ "every app id prefixes of its own (tandem.coordinator.server.authorization.apps)");
+						}
+					}
+				}
+			}));
 			return new AccessPolicy(false, this.peers, this.admins, this.apps);
 		}
 

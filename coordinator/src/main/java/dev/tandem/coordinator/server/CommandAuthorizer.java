@@ -1,7 +1,9 @@
 package dev.tandem.coordinator.server;
 
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Function;
 
 import dev.tandem.coordinator.security.AccessPolicy;
@@ -63,52 +65,92 @@ final class CommandAuthorizer {
 	}
 
 	/**
-	 * Returns why a command would take a limited grant past its quotas, or {@code null}. Reads the
-	 * leader's table, which may trail the log by the commands on their way: a bound, not a count.
+	 * Returns why a caller may not send a command, or {@code null} when it may: an operation
+	 * outside its grant, or a command past its quotas. Reads the table once, under one read lock.
+	 * @param grant the caller's grant
+	 * @param command the command
+	 * @return the refusal, or {@code null}
 	 */
-	@Nullable String quotaRefusal(Grant grant, Command command) {
+	@Nullable Refusal commandRefusal(Grant grant, Command command) {
 		if (grant.isAll() || grant.admin()) {
 			return null;
 		}
-		long decides = command.operations().stream().filter(Operation.Decide.class::isInstance).count();
-		boolean renewals = command.operations().stream().anyMatch(Operation.RenewLease.class::isInstance);
-		if (decides == 0 && !renewals) {
-			return null;
-		}
 		return this.table.read((table) -> {
-			if (decides > 0) {
-				int open = table.openDecisions(grant);
-				if (open + decides > this.quotas.maxOpenDecisions()) {
-					return "identity '" + grant.identity() + "' holds " + open + " decided, not completed transactions "
-							+ "and may hold at most " + this.quotas.maxOpenDecisions()
-							+ " (tandem.coordinator.server.quotas.max-open-decisions)";
+			for (Operation operation : command.operations()) {
+				String denied = refusal(grant, operation.scopes(), operation.getClass().getSimpleName(), table);
+				if (denied != null) {
+					return new Refusal(false, denied);
 				}
 			}
-			if (renewals) {
-				int fresh = 0;
-				for (Operation operation : command.operations()) {
-					if (operation instanceof Operation.RenewLease renew && !table.hasLease(renew.owner())) {
-						fresh++;
-					}
-				}
-				int leases = (fresh > 0) ? table.leaseCount(grant) : 0;
-				if (fresh > 0 && leases + fresh > this.quotas.maxLeases()) {
-					return "identity '" + grant.identity() + "' holds " + leases + " instance leases and may hold at most "
-							+ this.quotas.maxLeases() + " (tandem.coordinator.server.quotas.max-leases)";
-				}
-			}
-			return null;
+			String overQuota = quotaRefusal(grant, command, table);
+			return (overQuota != null) ? new Refusal(true, overQuota) : null;
 		});
 	}
 
 	/**
-	 * Returns why a grant does not cover the scopes, or {@code null} when it does. Reads the
-	 * owner of an existing record for a {@link AccessScope.TransactionOf} scope.
+	 * Returns why a caller may not ask a query, or {@code null} when it may.
+	 * @param grant the caller's grant
+	 * @param scopes what the query reads
+	 * @param what the query's name, for the message
+	 * @return the refusal, or {@code null}
 	 */
-	@Nullable String refusal(Grant grant, List<AccessScope> scopes, String what) {
+	@Nullable String queryRefusal(Grant grant, List<AccessScope> scopes, String what) {
 		if (grant.isAll() || grant.admin()) {
 			return null;
 		}
+		return this.table.read((table) -> refusal(grant, scopes, what, table));
+	}
+
+	/**
+	 * Returns why a command would take a limited grant past its quotas, or {@code null}. Counts what
+	 * the command would add (ids and owners the table does not hold yet, each once); reads the
+	 * leader's table, which may trail the log by the commands on their way: a bound, not a count.
+	 */
+	private @Nullable String quotaRefusal(Grant grant, Command command, DecisionTable table) {
+		Set<String> decides = new HashSet<>();
+		Set<String> aborts = new HashSet<>();
+		Set<String> leases = new HashSet<>();
+		for (Operation operation : command.operations()) {
+			if (operation instanceof Operation.Decide decide && table.record(decide.decision().transactionId()) == null) {
+				decides.add(decide.decision().transactionId());
+			}
+			else if (operation instanceof Operation.Abort abort && table.record(abort.transactionId()) == null) {
+				aborts.add(abort.transactionId());
+			}
+			else if (operation instanceof Operation.RenewLease renew && !table.hasLease(renew.owner())) {
+				leases.add(renew.owner());
+			}
+		}
+		if (!aborts.isEmpty()) {
+			int aborted = table.abortedRecords(grant);
+			if (aborted + aborts.size() > this.quotas.maxAborted()) {
+				return "identity '" + grant.identity() + "' holds " + aborted + " aborted records and may hold at most "
+						+ this.quotas.maxAborted() + " (tandem.coordinator.server.quotas.max-aborted)";
+			}
+		}
+		if (!decides.isEmpty()) {
+			int open = table.openDecisions(grant);
+			if (open + decides.size() > this.quotas.maxOpenDecisions()) {
+				return "identity '" + grant.identity() + "' holds " + open + " decided, not completed transactions "
+						+ "and may hold at most " + this.quotas.maxOpenDecisions()
+						+ " (tandem.coordinator.server.quotas.max-open-decisions)";
+			}
+		}
+		if (!leases.isEmpty()) {
+			int held = table.leaseCount(grant);
+			if (held + leases.size() > this.quotas.maxLeases()) {
+				return "identity '" + grant.identity() + "' holds " + held + " instance leases and may hold at most "
+						+ this.quotas.maxLeases() + " (tandem.coordinator.server.quotas.max-leases)";
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * Returns why a grant does not cover the scopes, or {@code null} when it does. Reads the
+	 * owner of an existing record for a transaction scope.
+	 */
+	private static @Nullable String refusal(Grant grant, List<AccessScope> scopes, String what, DecisionTable table) {
 		if (grant.ownerPrefixes().isEmpty()) {
 			return "identity '" + grant.identity() + "' may not act for any owner (" + what
 					+ " refused); grant it id prefixes in tandem.coordinator.server.authorization.apps";
@@ -124,13 +166,13 @@ final class CommandAuthorizer {
 			}
 			else if (scope instanceof AccessScope.TransactionFor transaction) {
 				owner = transaction.owner();
-				String unbound = grant.coversOwner(owner) ? bindingRefusal(transaction, what) : null;
+				String unbound = grant.coversOwner(owner) ? bindingRefusal(transaction, what, table) : null;
 				if (unbound != null) {
 					return unbound;
 				}
 			}
 			else if (scope instanceof AccessScope.TransactionOf transaction) {
-				TransactionRecord record = this.table.read((table) -> table.record(transaction.transactionId()));
+				TransactionRecord record = table.record(transaction.transactionId());
 				owner = (record != null) ? record.owner() : null;
 			}
 			if (owner != null && !grant.coversOwner(owner)) {
@@ -145,15 +187,26 @@ final class CommandAuthorizer {
 	 * Returns why a transaction id is not the named owner's to decide or abort, or {@code null}:
 	 * the id must be {@code <owner>-<uuid>} and any record of it the owner's.
 	 */
-	private @Nullable String bindingRefusal(AccessScope.TransactionFor transaction, String what) {
+	private static @Nullable String bindingRefusal(AccessScope.TransactionFor transaction, String what,
+			DecisionTable table) {
 		if (!TransactionIds.isOf(transaction.transactionId(), transaction.owner())) {
 			return "transaction id '" + transaction.transactionId() + "' is not an id of owner '" + transaction.owner()
 					+ "' (<owner>-<uuid>): an app decides and aborts only its own transactions (" + what + " refused)";
 		}
-		TransactionRecord existing = this.table.read((table) -> table.record(transaction.transactionId()));
+		TransactionRecord existing = table.record(transaction.transactionId());
 		return (existing != null && !existing.owner().equals(transaction.owner()))
 				? "transaction id '" + transaction.transactionId() + "' is recorded for another owner (" + what + " refused)"
 				: null;
+	}
+
+	/**
+	 * Why a command is refused.
+	 *
+	 * @param quota whether a quota refuses it (retriable later), else the grant does not cover it
+	 * @param reason the message for the caller
+	 */
+	record Refusal(boolean quota, String reason) {
+
 	}
 
 	/** Reads the decision table under the owner's read lock. */

@@ -205,21 +205,14 @@ public class DecisionStateMachine extends BaseStateMachine {
 			Grant grant = this.authorizer.grantFor(envelope.identity());
 			Command command = DecisionCodec.decodeCommand(envelope.payload());
 			CommandLimits.check(command);
-			for (Operation operation : command.operations()) {
-				String refusal = this.authorizer.refusal(grant, operation.scopes(), operation.getClass().getSimpleName());
-				if (refusal != null) {
-					this.refusedRequests.incrementAndGet();
-					logger.warn("Refusing a command of {} from client {}: {}", grant.identity(), request.getClientId(),
-							refusal);
-					return builder.build().setException(new CoordinatorAccessDeniedException(refusal));
-				}
-			}
-			String overQuota = this.authorizer.quotaRefusal(grant, command);
-			if (overQuota != null) {
-				this.quotaRefusals.incrementAndGet();
+			CommandAuthorizer.Refusal refusal = this.authorizer.commandRefusal(grant, command);
+			if (refusal != null) {
+				(refusal.quota() ? this.quotaRefusals : this.refusedRequests).incrementAndGet();
 				logger.warn("Refusing a command of {} from client {}: {}", grant.identity(), request.getClientId(),
-						overQuota);
-				return builder.build().setException(new QuotaExceededException(overQuota));
+						refusal.reason());
+				return builder.build()
+					.setException(refusal.quota() ? new QuotaExceededException(refusal.reason())
+							: new CoordinatorAccessDeniedException(refusal.reason()));
 			}
 			// The leader's clock, not the sender's, times the command (lease expiry, retention)
 			long leaderTimeMs = System.currentTimeMillis();
@@ -330,7 +323,7 @@ public class DecisionStateMachine extends BaseStateMachine {
 			DecisionCodec.Envelope envelope = envelope(request.getContent());
 			query = DecisionCodec.decodeQuery(new ByteArrayInputStream(envelope.payload()));
 			Grant grant = this.authorizer.grantFor(envelope.identity());
-			String refusal = this.authorizer.refusal(grant, query.scopes(), query.getClass().getSimpleName());
+			String refusal = this.authorizer.queryRefusal(grant, query.scopes(), query.getClass().getSimpleName());
 			if (refusal != null) {
 				this.refusedRequests.incrementAndGet();
 				logger.warn("Refusing a query of {}: {}", grant.identity(), refusal);

@@ -7,7 +7,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The bounds every {@link Command} must keep before it may reach the log: one maximum length
  * per field (UTF-8 bytes; {@link DecisionCodec} refuses malformed UTF-8 while decoding, and a
- * string that is not valid Unicode is refused here), no empty strings, bounded
+ * string that is not valid Unicode or holds a control character is refused here), no empty
+ * strings, a bounded size per decision, bounded
  * counts, and numbers in their range. Whatever passes can always be applied, answered and written
  * to a snapshot: every bound lies well inside {@link DecisionCodec#MAX_STRING_BYTES}.
  * <p>
@@ -49,6 +50,12 @@ public final class CommandLimits {
 
 	/** Most participants (clusters) of one decision. */
 	public static final int MAX_PARTICIPANTS = 256;
+
+	/**
+	 * Largest decision, in encoded bytes (its strings plus 30 bytes a participant): what one
+	 * decided record may cost each replica, and what a reply may carry for it.
+	 */
+	public static final int MAX_DECISION_BYTES = 16 * 1024;
 
 	/** Most operations of one command (one log entry). */
 	public static final int MAX_OPERATIONS = 4096;
@@ -134,7 +141,10 @@ public final class CommandLimits {
 		if (decision.participants().size() > MAX_PARTICIPANTS) {
 			return "a decision has at most " + MAX_PARTICIPANTS + " participants, not " + decision.participants().size();
 		}
+		long bytes = utf8Length(decision.transactionId()) + utf8Length(decision.owner()) + 8;
 		for (ParticipantRecord participant : decision.participants()) {
+			bytes += utf8Length(participant.cluster()) + utf8Length(participant.transactionalId())
+					+ utf8Length(participant.markerTopic()) + 30;
 			refusal = first(text("participant cluster", participant.cluster(), MAX_CLUSTER_BYTES),
 					text("participant transactionalId", participant.transactionalId(), MAX_TRANSACTIONAL_ID_BYTES),
 					text("participant markerTopic", participant.markerTopic(), MAX_TOPIC_BYTES),
@@ -146,7 +156,11 @@ public final class CommandLimits {
 				return refusal;
 			}
 		}
-		return null;
+		if (decision.decidedAtMs() < 0) {
+			return "decidedAtMs " + decision.decidedAtMs() + " is negative";
+		}
+		return (bytes > MAX_DECISION_BYTES)
+				? "a decision of " + bytes + " bytes exceeds the limit of " + MAX_DECISION_BYTES + " bytes" : null;
 	}
 
 	private static @Nullable String text(String field, String value, int maxBytes) {
@@ -154,8 +168,30 @@ public final class CommandLimits {
 			return field + " is empty";
 		}
 		if (value.length() > maxBytes) {
-			return field + " of " + value.length() + " characters exceeds the limit of " + maxBytes + " bytes";
+			return field + " of at least " + value.length() + " bytes exceeds the limit of " + maxBytes + " bytes";
 		}
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			if (Character.isISOControl(c)) {
+				// ids and names end up in logs and messages: no line breaks, escapes or NULs in them
+				return field + " holds a control character (U+" + String.format("%04X", (int) c) + ") at index " + i;
+			}
+		}
+		int bytes = utf8Length(value);
+		if (bytes < 0) {
+			// UTF-8 cannot encode it: it would be replaced, and a replica restored from a snapshot would differ
+			return field + " is not valid Unicode (an unpaired surrogate)";
+		}
+		return (bytes > maxBytes) ? field + " of " + bytes + " bytes exceeds the limit of " + maxBytes + " bytes" : null;
+	}
+
+	/**
+	 * Returns the length of a string in UTF-8, or -1 when it holds an unpaired surrogate (which
+	 * UTF-8 cannot encode).
+	 * @param value the string
+	 * @return the number of bytes, or -1
+	 */
+	public static int utf8Length(String value) {
 		int bytes = 0;
 		for (int i = 0; i < value.length(); i++) {
 			char c = value.charAt(i);
@@ -164,14 +200,13 @@ public final class CommandLimits {
 				i++;
 			}
 			else if (Character.isSurrogate(c)) {
-				// UTF-8 cannot encode it: it would be replaced, and a replica restored from a snapshot would differ
-				return field + " is not valid Unicode (an unpaired surrogate at index " + i + ")";
+				return -1;
 			}
 			else {
 				bytes += (c < 0x80) ? 1 : (c < 0x800) ? 2 : 3;
 			}
 		}
-		return (bytes > maxBytes) ? field + " of " + bytes + " bytes exceeds the limit of " + maxBytes + " bytes" : null;
+		return bytes;
 	}
 
 	private static @Nullable String range(String field, long value, long min, long max) {

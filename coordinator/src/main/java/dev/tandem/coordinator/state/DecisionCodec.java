@@ -9,11 +9,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 
@@ -829,16 +827,22 @@ public final class DecisionCodec {
 		}
 		byte[] bytes = new byte[length];
 		in.readFully(bytes);
-		try {
-			return StandardCharsets.UTF_8.newDecoder()
-				.onMalformedInput(CodingErrorAction.REPORT)
-				.onUnmappableCharacter(CodingErrorAction.REPORT)
-				.decode(ByteBuffer.wrap(bytes))
-				.toString();
+		String value = new String(bytes, StandardCharsets.UTF_8);
+		// The JDK replaces malformed input with U+FFFD; valid UTF-8, and only valid UTF-8, encodes
+		// back to the same bytes (ASCII, the common case, needs no check)
+		if (!isAscii(bytes) && !Arrays.equals(value.getBytes(StandardCharsets.UTF_8), bytes)) {
+			throw new DecisionCodecException("String of " + length + " bytes is not valid UTF-8");
 		}
-		catch (CharacterCodingException ex) {
-			throw new DecisionCodecException("String of " + length + " bytes is not valid UTF-8: " + ex.getMessage(), ex);
+		return value;
+	}
+
+	private static boolean isAscii(byte[] bytes) {
+		for (byte b : bytes) {
+			if (b < 0) {
+				return false;
+			}
 		}
+		return true;
 	}
 
 	/** Unsigned LEB128 variable-length int (1 byte up to 127). */

@@ -26,15 +26,17 @@ import org.slf4j.LoggerFactory;
  * <p>
  * Rules (two-phase commit with presumed abort; {@code docs/architecture.md}, "The protocol and recovery"):
  * <ul>
- * <li>decide: creates a DECIDED record; a retried decide returns the stored decision
- * unchanged; a decide of an aborted id is refused ({@link OperationResult.AbortConflict}).</li>
+ * <li>decide: creates a DECIDED record; a retried decide of the same decision succeeds
+ * unchanged; a decide of an aborted id is refused ({@link OperationResult.AbortConflict}), and
+ * one of a decided id with another decision too ({@link OperationResult.Refused}: a reply never
+ * echoes a stored decision, so its size never exceeds the command's).</li>
  * <li>complete: DECIDED becomes COMPLETED; a no-op for any other state, including an unknown
  * id.</li>
  * <li>abort: an unknown id becomes ABORTED; a no-op when the id has a record, so an abort
  * never overrides a decision.</li>
  * <li>purge: removes COMPLETED and ABORTED records that finished more than the retention
- * period before the command's time, leases expired that long, and the DECIDED records of those
- * leases' owners, which nobody will complete. A purged id reads as UNKNOWN again.</li>
+ * period before the command's time, leases expired that long (and at least a day), and the DECIDED
+ * records of those leases' owners, which nobody will complete. A purged id reads as UNKNOWN again.</li>
  * <li>limits: a command that breaks the {@link CommandLimits} is refused whole
  * ({@link OperationResult.Refused}); so is a decide or abort, under a grant of some owners only,
  * of an id recorded for another owner; an operation whose apply fails is refused and logged, never
@@ -73,6 +75,13 @@ import org.slf4j.LoggerFactory;
 public final class DecisionTable {
 
 	private static final Logger logger = LoggerFactory.getLogger(DecisionTable.class);
+
+	/**
+	 * Shortest time after its expiry that a lease, and the decisions of its owner, may be purged,
+	 * in milliseconds (one day): far longer than any Kafka transaction timeout, so a purge never drops
+	 * a decision a claimant or the owner's next run could still commit.
+	 */
+	public static final long ABANDONED_AFTER_MS = 24L * 60 * 60 * 1000;
 
 	private static final Comparator<Key> KEY_ORDER = Comparator.comparingLong(Key::timeMs)
 		.thenComparing(Key::transactionId);
@@ -240,7 +249,12 @@ public final class DecisionTable {
 		if (existing.state() == DecisionState.ABORTED) {
 			return new OperationResult.AbortConflict(decision.transactionId());
 		}
-		return new OperationResult.Decided(requireDecision(existing), false);
+		if (!requireDecision(existing).equals(decision)) {
+			// Never echo the stored decision: a reply would grow with every retry in a command
+			return new OperationResult.Refused("transaction " + decision.transactionId()
+					+ " is decided already with another decision, and a decision never changes");
+		}
+		return new OperationResult.Decided(decision, false);
 	}
 
 	/**
@@ -281,21 +295,25 @@ public final class DecisionTable {
 
 	/**
 	 * Removes what nobody needs any more, as of {@code nowMs - retentionMs} (the cutoff): completed
-	 * and aborted records that finished before the cutoff; leases that expired before the cutoff
-	 * (instances that never came back, taken over or not) and the decided records of their owners,
-	 * which nobody will complete (a claimant completes what it takes over; the brokers aborted the
-	 * rest long ago). Decided records of owners that never held a lease stay until completed.
+	 * and aborted records that finished before the cutoff; leases that expired before the cutoff,
+	 * and at least {@link #ABANDONED_AFTER_MS} ago (instances that never came back, taken over or
+	 * not), with the decided records of their owners, which nobody will complete (a claimant
+	 * completes what it takes over; the brokers aborted the rest long ago). Decided records of
+	 * owners that never held a lease stay until completed.
 	 * @param nowMs the command's time, epoch milliseconds
 	 * @param retentionMs the retention period in milliseconds, zero or more
 	 * @return the number of removed records and leases
 	 */
 	public int purge(long nowMs, long retentionMs) {
 		long cutoff = nowMs - retentionMs;
+		// A commit decision is never dropped sooner than a day after its owner's lease ran out, whatever
+		// the retention: a claimant or the owner's next run may still need it to finish the commit
+		long goneBefore = nowMs - Math.max(retentionMs, ABANDONED_AFTER_MS);
 		int count = 0;
 		List<TransactionRecord> abandoned = new ArrayList<>();
 		this.inDoubtByOwner.forEach((owner, keys) -> {
 			InstanceLease lease = this.leases.get(owner);
-			if (lease != null && lease.expiresAtMs() < cutoff) {
+			if (lease != null && lease.expiresAtMs() < goneBefore) {
 				keys.forEach((key) -> abandoned.add(requireRecord(key.transactionId())));
 			}
 		});
@@ -305,7 +323,7 @@ public final class DecisionTable {
 		}
 		Iterator<InstanceLease> leases = this.leases.values().iterator();
 		while (leases.hasNext()) {
-			if (leases.next().expiresAtMs() < cutoff) {
+			if (leases.next().expiresAtMs() < goneBefore) {
 				leases.remove();
 				count++;
 			}
@@ -334,9 +352,29 @@ public final class DecisionTable {
 	public int openDecisions(Grant grant) {
 		int count = 0;
 		for (String prefix : grant.ownerPrefixes()) {
-			for (OwnerCounts counts : covered(this.countsByOwner, prefix)) {
+			for (OwnerCounts counts : covered(this.countsByOwner, prefix).values()) {
 				count += counts.decided;
 			}
+			OwnerCounts exact = this.countsByOwner.get(prefix);
+			count += (exact != null) ? exact.decided : 0;
+		}
+		return count;
+	}
+
+	/**
+	 * Returns the number of aborted records of the owners a grant covers (for
+	 * {@link CoordinatorQuotas}); 0 for a grant of every owner.
+	 * @param grant the grant
+	 * @return the count, zero or more
+	 */
+	public int abortedRecords(Grant grant) {
+		int count = 0;
+		for (String prefix : grant.ownerPrefixes()) {
+			for (OwnerCounts counts : covered(this.countsByOwner, prefix).values()) {
+				count += counts.aborted;
+			}
+			OwnerCounts exact = this.countsByOwner.get(prefix);
+			count += (exact != null) ? exact.aborted : 0;
 		}
 		return count;
 	}
@@ -350,7 +388,7 @@ public final class DecisionTable {
 	public int leaseCount(Grant grant) {
 		int count = 0;
 		for (String prefix : grant.ownerPrefixes()) {
-			count += covered(this.leases, prefix).size();
+			count += covered(this.leases, prefix).size() + (this.leases.containsKey(prefix) ? 1 : 0);
 		}
 		return count;
 	}
@@ -364,14 +402,9 @@ public final class DecisionTable {
 		return this.leases.containsKey(owner);
 	}
 
-	/** The values of the owners a prefix covers (as {@link Grant#coversOwner}): the prefix itself and {@code <prefix>.*}. */
-	private static <V> List<V> covered(NavigableMap<String, V> byOwner, String prefix) {
-		List<V> values = new ArrayList<>(byOwner.subMap(prefix + ".", true, prefix + "/", false).values());
-		V exact = byOwner.get(prefix);
-		if (exact != null) {
-			values.add(exact);
-		}
-		return values;
+	/** The owners below a prefix ({@code <prefix>.*}; {@link Grant#coversOwner} covers the prefix itself too). */
+	private static <V> NavigableMap<String, V> covered(NavigableMap<String, V> byOwner, String prefix) {
+		return byOwner.subMap(prefix + ".", true, prefix + "/", false);
 	}
 
 	/**

@@ -18,8 +18,8 @@ public sealed interface OperationResult {
 	/**
 	 * A {@link Operation.Decide} succeeded.
 	 *
-	 * @param decision the decision stored for the transaction id: the given one when
-	 *     {@code created}, else the one stored earlier (unchanged)
+	 * @param decision the decision stored for the transaction id, equal to the one given (a
+	 *     different one is refused)
 	 * @param created whether this operation created the record
 	 * @since 0.1.0
 	 */

@@ -6,9 +6,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 import dev.tandem.coordinator.client.RatisDecisionLog;
 import dev.tandem.coordinator.server.CoordinatorServer;
@@ -23,9 +24,11 @@ import dev.tandem.coordinator.testing.RawCoordinatorClient;
 import dev.tandem.test.TestCertificates;
 import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.Decision.ParticipantRecord;
+import dev.tandem.transaction.DecisionLogException;
 import dev.tandem.transaction.DecisionState;
 import dev.tandem.transaction.InstanceLease;
 import dev.tandem.transaction.TransactionIds;
+import org.apache.ratis.protocol.RaftClientReply;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -48,7 +51,7 @@ class CoordinatorAttackTests {
 
 	private static final String ORDERS_OWNER = "orders.router-0";
 
-	private static final CoordinatorQuotas QUOTAS = new CoordinatorQuotas(40, 10);
+	private static final CoordinatorQuotas QUOTAS = new CoordinatorQuotas(40, 10, 30);
 
 	@TempDir
 	static Path directory;
@@ -125,6 +128,76 @@ class CoordinatorAttackTests {
 	}
 
 	@Test
+	void oneCommandOfRetriedDecidesOfALargeDecisionCannotGrowTheReply() throws IOException {
+		// The amplifier a breaking trial found: one large decision, then thousands of decides of the same id
+		// (before, each result echoed the stored decision: 1.6 GB of results for a 1.1 MB command)
+		String owner = "mallory.amp";
+		String id = TransactionIds.newId(owner);
+		List<ParticipantRecord> participants = new ArrayList<>();
+		for (int i = 0; i < 40; i++) {
+			participants.add(new ParticipantRecord("c" + i, "t".repeat(200), 1, (short) 1, "m".repeat(100), 0, 0));
+		}
+		Decision large = new Decision(id, owner, System.currentTimeMillis(), participants);
+		Operation[] retries = new Operation[CommandLimits.MAX_OPERATIONS];
+		retries[0] = new Operation.Decide(large);
+		for (int i = 1; i < retries.length; i++) {
+			retries[i] = new Operation.Decide(new Decision(id, owner, 1, List.of(participants.get(0))));
+		}
+		long applied = leader().stateMachine().refusedOperations();
+		RaftClientReply reply = mallory.send(retries);
+		assertThat(reply.isSuccess()).isTrue();
+		assertThat(reply.getMessage().getContent().size()).isLessThan(DecisionCodec.encodeCommand(
+				new Command(1, List.of(retries))).length);
+		assertThat(leader().stateMachine().refusedOperations() - applied).isEqualTo(CommandLimits.MAX_OPERATIONS - 1);
+		// and a decision past the byte limit never gets in
+		participants.add(new ParticipantRecord("big", "t".repeat(1024), 1, (short) 1, "m".repeat(249), 0, 0));
+		for (int i = 0; i < 10; i++) {
+			participants.add(new ParticipantRecord("more" + i, "t".repeat(1024), 1, (short) 1, "m".repeat(249), 0, 0));
+		}
+		assertThat(mallory.refusal(new Operation.Decide(new Decision(TransactionIds.newId(owner), owner, 1, participants))))
+			.contains("bytes exceeds the limit of " + CommandLimits.MAX_DECISION_BYTES);
+		assertEveryPeerServesAndRecovers();
+	}
+
+	@Test
+	void aBadOperationFailsOnlyItsCallerAndAnAppsPurgeNeverTakesItsDecidesWithIt() {
+		// An app's client that purges every 50 ms (a purge is administrative: refused for an app)
+		RatisDecisionLog app = cluster.client((client) -> client.tls(tls(authority.issue("orders-app")))
+			.purgeInterval(Duration.ofMillis(50)));
+		Decision bad = new Decision(TransactionIds.newId(ORDERS_OWNER), ORDERS_OWNER, System.currentTimeMillis(),
+				List.of(new ParticipantRecord("east", "t".repeat(CommandLimits.MAX_TRANSACTIONAL_ID_BYTES + 1), 1, (short) 1,
+						"markers", 0, 0)));
+		List<CompletableFuture<Decision>> good = new ArrayList<>();
+		CompletableFuture<Decision> badCall = CompletableFuture.supplyAsync(() -> app.decide(bad, TIMEOUT));
+		for (int i = 0; i < 10; i++) {
+			String id = TransactionIds.newId(ORDERS_OWNER);
+			good.add(CompletableFuture.supplyAsync(() -> app.decide(decision(id, ORDERS_OWNER, 1), TIMEOUT)));
+		}
+		assertThat(badCall).failsWithin(TIMEOUT)
+			.withThrowableThat()
+			.havingRootCause()
+			.isInstanceOf(DecisionLogException.class)
+			.withMessageContaining("Refused before it was sent (nothing was recorded)")
+			.withMessageContaining("participant transactionalId of at least 1025 bytes exceeds the limit of 1024 bytes");
+		for (CompletableFuture<Decision> call : good) {
+			assertThat(call).succeedsWithin(TIMEOUT);
+			app.complete(call.join().transactionId());
+		}
+		long start = System.nanoTime();
+		List<String> decided = new ArrayList<>();
+		while (System.nanoTime() - start < Duration.ofMillis(600).toNanos()) {
+			String id = TransactionIds.newId(ORDERS_OWNER);
+			assertThat(app.decide(decision(id, ORDERS_OWNER, 1), TIMEOUT).transactionId()).isEqualTo(id);
+			app.complete(id); // within the app's quota of open decisions
+			decided.add(id);
+		}
+		assertThat(decided).isNotEmpty();
+		String last = decided.get(decided.size() - 1);
+		await().atMost(TIMEOUT).until(() -> orders.state(last, TIMEOUT) == DecisionState.COMPLETED);
+		app.close();
+	}
+
+	@Test
 	void aSkewedClockNeitherExpiresAnotherLeaseNorKeepsItsOwnAlive() throws IOException {
 		RawCoordinatorClient skewed = new RawCoordinatorClient(cluster.group(),
 				tls(authority.issue("skewed-app")).grpcTlsConfig());
@@ -165,9 +238,16 @@ class CoordinatorAttackTests {
 		String owner = "mallory.one-more";
 		assertThat(mallory.refusal(new Operation.Decide(decision(TransactionIds.newId(owner), owner, 1))))
 			.contains(QuotaExceededMessage.DECISIONS);
+		Operation[] aborts = new Operation[QUOTAS.maxAborted()];
+		for (int i = 0; i < aborts.length; i++) {
+			aborts[i] = new Operation.Abort(TransactionIds.newId("mallory.a" + i), "mallory.a" + i);
+		}
+		assertThat(mallory.send(aborts).isSuccess()).isTrue();
+		assertThat(mallory.refusal(new Operation.Abort(TransactionIds.newId("mallory.a"), "mallory.a")))
+			.contains(QuotaExceededMessage.ABORTED);
 		assertThat(cluster.statuses().stream()
 			.mapToLong((status) -> cluster.server(status.peerId()).stateMachine().quotaRefusals())
-			.sum()).isEqualTo(2);
+			.sum()).isEqualTo(3);
 		// The quota is mallory's, not the coordinator's: orders decides as before
 		assertEveryPeerServesAndRecovers();
 	}
@@ -178,6 +258,8 @@ class CoordinatorAttackTests {
 		static final String LEASES = "tandem.coordinator.server.quotas.max-leases";
 
 		static final String DECISIONS = "tandem.coordinator.server.quotas.max-open-decisions";
+
+		static final String ABORTED = "tandem.coordinator.server.quotas.max-aborted";
 
 	}
 

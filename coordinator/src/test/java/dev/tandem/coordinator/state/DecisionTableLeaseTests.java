@@ -92,13 +92,16 @@ class DecisionTableLeaseTests {
 	}
 
 	@Test
-	void purgeRemovesTakenOverLeasesExpiredLongerThanTheRetention() {
+	void purgeRemovesTakenOverLeasesExpiredLongerThanTheRetentionAndADay() {
 		renew("a", "run-a", 0);
 		renew("b", "run-b", 1500);
 		this.table.claimLease("app.a", "app.b", 1600);
 		this.table.releaseLease("app.a", "app.b");
+		long day = DecisionTable.ABANDONED_AFTER_MS;
 		assertThat(this.table.purge(5000, 10_000)).isZero();
-		assertThat(this.table.purge(12_000, 10_000)).isEqualTo(1);
+		// expired at 1,000 and kept a day after that, whatever the (shorter) retention
+		assertThat(this.table.purge(1_000 + day, 10_000)).isZero();
+		assertThat(this.table.purge(1_001 + day, 10_000)).isEqualTo(1);
 		assertThat(this.table.leases()).extracting(InstanceLease::owner).containsExactly("app.b");
 	}
 

@@ -27,7 +27,7 @@ class DecisionTableLimitsTests {
 				new Operation.Decide(decision(id, "app.i1", 2), "r".repeat(DecisionCodec.MAX_STRING_BYTES))));
 		List<OperationResult> results = this.table.apply(attack, Grant.ALL);
 		assertThat(results).hasSize(2).allSatisfy((result) -> assertThat(result)
-			.isEqualTo(new OperationResult.Refused("Decide: incarnation of 32768 characters exceeds the limit of "
+			.isEqualTo(new OperationResult.Refused("Decide: incarnation of at least 32768 bytes exceeds the limit of "
 					+ CommandLimits.MAX_INCARNATION_BYTES + " bytes")));
 		assertThat(this.table.records()).isEmpty();
 		assertThat(DecisionCodec.decodeResults(DecisionCodec.encodeResults(results))).isEqualTo(results);
@@ -43,9 +43,10 @@ class DecisionTableLimitsTests {
 		assertThat(results).allSatisfy((result) -> assertThat(result).isInstanceOf(OperationResult.Refused.class)
 			.hasToString("Refused[reason=transaction " + id + " belongs to another owner than orders.i2]"));
 		assertThat(this.table.record(id).owner()).isEqualTo("orders.i1");
-		// the open policy (no authorization) keeps the old rule: the stored decision is returned
+		// under the open policy (no authorization) another decision of the id is refused too, never echoed
 		assertThat(this.table.apply(Command.of(3, new Operation.Decide(decision(id, "orders.i2", 3))), Grant.ALL))
-			.containsExactly(new OperationResult.Decided(decision(id, "orders.i1", 1), false));
+			.singleElement()
+			.isInstanceOf(OperationResult.Refused.class);
 	}
 
 	@Test
@@ -71,18 +72,21 @@ class DecisionTableLimitsTests {
 	}
 
 	@Test
-	void aPurgeRemovesLeasesGoneLongerThanTheRetentionAndTheirOwnersDecisionsOnly() {
+	void aPurgeRemovesLeasesGoneLongerThanTheRetentionAndADayAndTheirOwnersDecisionsOnly() {
 		String ofGone = TransactionIds.newId("app.gone");
 		String ofLive = TransactionIds.newId("app.live");
 		String ofLeaseless = TransactionIds.newId("app.leaseless");
 		this.table.apply(Command.of(0, new Operation.RenewLease("app", "gone", "run", 1_000)));
 		this.table.apply(Command.of(0, new Operation.Decide(decision(ofGone, "app.gone", 0))));
 		this.table.apply(Command.of(0, new Operation.Decide(decision(ofLeaseless, "app.leaseless", 0))));
-		this.table.apply(Command.of(9_000, new Operation.RenewLease("app", "live", "run", 1_000)));
-		this.table.apply(Command.of(9_000, new Operation.Decide(decision(ofLive, "app.live", 9_000))));
-		// at 6,000 with 5,000 retention the gone lease (expired at 1,000) is exactly at the cutoff: kept
-		assertThat(this.table.apply(Command.of(6_000, new Operation.Purge(5_000)))).containsExactly(new OperationResult.Purged(0));
-		assertThat(this.table.apply(Command.of(6_001, new Operation.Purge(5_000)))).containsExactly(new OperationResult.Purged(2));
+		long day = DecisionTable.ABANDONED_AFTER_MS;
+		this.table.apply(Command.of(day, new Operation.RenewLease("app", "live", "run", 1_000)));
+		this.table.apply(Command.of(day, new Operation.Decide(decision(ofLive, "app.live", day))));
+		// with 5,000 ms retention the gone lease (expired at 1,000) stays a day after its expiry, whatever the retention
+		assertThat(this.table.apply(Command.of(1_000 + day, new Operation.Purge(0))))
+			.containsExactly(new OperationResult.Purged(0));
+		assertThat(this.table.apply(Command.of(1_001 + day, new Operation.Purge(5_000))))
+			.containsExactly(new OperationResult.Purged(2));
 		assertThat(this.table.hasLease("app.gone")).isFalse();
 		assertThat(this.table.state(ofGone)).isEqualTo(DecisionState.UNKNOWN);
 		assertThat(this.table.state(ofLeaseless)).isEqualTo(DecisionState.DECIDED);

@@ -25,21 +25,23 @@ class DecisionTableTests {
 	}
 
 	@Test
-	void retriedDecideReturnsTheFirstDecisionUnchanged() {
+	void aRetriedDecideSucceedsUnchangedAndAnotherDecisionOfTheSameIdIsRefused() {
 		Decision first = decision("t1", "owner-a", 100);
 		this.table.decide(first);
-		Decision retry = decision("t1", "owner-b", 999);
-		assertThat(this.table.decide(retry)).isEqualTo(new OperationResult.Decided(first, false));
+		assertThat(this.table.decide(decision("t1", "owner-a", 100))).isEqualTo(new OperationResult.Decided(first, false));
+		assertThat(this.table.decide(decision("t1", "owner-b", 999))).isEqualTo(new OperationResult.Refused(
+				"transaction t1 is decided already with another decision, and a decision never changes"));
 		assertThat(this.table.inDoubt("owner-a")).containsExactly(first);
 		assertThat(this.table.inDoubt("owner-b")).isEmpty();
 	}
 
 	@Test
-	void decideOfACompletedTransactionReturnsItsDecisionAndKeepsItCompleted() {
+	void decideOfACompletedTransactionSucceedsForItsDecisionAndKeepsItCompleted() {
 		Decision first = decision("t1", "owner-a", 100);
 		this.table.decide(first);
 		this.table.complete("t1", 200);
-		assertThat(this.table.decide(decision("t1", "owner-a", 300))).isEqualTo(new OperationResult.Decided(first, false));
+		assertThat(this.table.decide(decision("t1", "owner-a", 100))).isEqualTo(new OperationResult.Decided(first, false));
+		assertThat(this.table.decide(decision("t1", "owner-a", 300))).isInstanceOf(OperationResult.Refused.class);
 		assertThat(this.table.state("t1")).isEqualTo(DecisionState.COMPLETED);
 	}
 
