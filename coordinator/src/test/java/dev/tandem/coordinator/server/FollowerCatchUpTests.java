@@ -33,20 +33,27 @@ import static org.awaitility.Awaitility.await;
 /**
  * A whole group restarted from a large snapshot: every follower must catch up with the
  * leader within a few heartbeats (issue 23: one follower once stayed an entry behind for
- * over 20 s while the other two served, halving the group's fault tolerance unseen).
+ * over 20 s while the other two served, leaving the group no tolerance for another failure).
  * <p>
  * Each repetition starts a fresh group of three real peers, writes the leases of
  * {@value #OWNERS} instances and the decisions of {@value #OWNERS} other owners through the
- * client's group commit, forces a snapshot on every peer, stops all three at once, starts
- * them again, writes a few decisions, and waits for every follower's applied index to reach
- * the leader's commit index. {@code mvn verify} runs {@value #DEFAULT_REPETITIONS}
- * repetitions; {@code -Dtandem.test.catch-up.repetitions=20} runs more.
+ * client's group commit, forces a snapshot on every peer, stops all three (see {@link Stop}),
+ * starts them again, writes a few decisions, and waits for every follower's applied index to
+ * reach the leader's commit index. When the first peer stopped has to install the new leader's
+ * snapshot ({@link Stop#ONE_BY_ONE_PURGED_LOG}, about every other run), this failed before
+ * {@code DecisionStateMachine} moved its Ratis life cycle through PAUSED: Ratis stopped the
+ * follower's division when it reloaded the installed snapshot. A second test installs two
+ * snapshots in a row on one running follower. {@code mvn verify} runs {@value #DEFAULT_REPETITIONS}
+ * repetitions of each way to stop; {@code -Dtandem.test.catch-up.repetitions=20} runs more, and
+ * {@code -Dtandem.test.catch-up.stops=ONE_BY_ONE_PURGED_LOG} only the ways named.
  */
 class FollowerCatchUpTests {
 
 	private static final Logger logger = LoggerFactory.getLogger(FollowerCatchUpTests.class);
 
 	private static final String REPETITIONS_PROPERTY = "tandem.test.catch-up.repetitions";
+
+	private static final String STOPS_PROPERTY = "tandem.test.catch-up.stops";
 
 	private static final int DEFAULT_REPETITIONS = 2;
 
@@ -86,9 +93,12 @@ class FollowerCatchUpTests {
 
 	static Stream<Arguments> repetitions() {
 		int repetitions = Integer.getInteger(REPETITIONS_PROPERTY, DEFAULT_REPETITIONS);
+		String stops = System.getProperty(STOPS_PROPERTY, "");
+		List<Stop> chosen = stops.isBlank() ? List.of(Stop.values())
+				: Stream.of(stops.split(",")).map(String::trim).map(Stop::valueOf).toList();
 		return IntStream.rangeClosed(1, repetitions)
 			.boxed()
-			.flatMap((repetition) -> Stream.of(Stop.values()).map((stop) -> Arguments.of(stop, repetition)));
+			.flatMap((repetition) -> chosen.stream().map((stop) -> Arguments.of(stop, repetition)));
 	}
 
 	@ParameterizedTest(name = "{0}, repetition {1}")
