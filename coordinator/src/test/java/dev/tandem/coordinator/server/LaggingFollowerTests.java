@@ -20,7 +20,8 @@ import static org.awaitility.Awaitility.await;
  * A follower that hears the leader's heartbeats but receives no entries (what issue 23 saw
  * after a whole-group restart) shows in its own {@link PeerStatus} and in the leader's, with
  * its lag in entries and the time it has trailed; once entries flow again it catches up and
- * both clear.
+ * both clear. A stopped follower (what a follower whose division Ratis closed looks like from
+ * outside) shows in the leader's status.
  */
 class LaggingFollowerTests {
 
@@ -114,6 +115,24 @@ class LaggingFollowerTests {
 				assertThat(status.leaderCommitIndex()).isEqualTo(leading.commitIndex());
 				assertThat(status.followerLag()).isZero();
 			}
+		});
+	}
+
+	@Test
+	void aStoppedFollowerShowsInTheLeadersStatusAsTrailingEverLonger() throws Exception {
+		this.cluster = CoordinatorCluster.start(this.dataDir, 3);
+		String leader = this.cluster.awaitLeader(TIMEOUT);
+		String stopped = this.cluster.othersThan(leader).get(0);
+		RatisDecisionLog client = this.cluster.client((builder) -> builder.initialLeader(leader));
+		this.cluster.stop(stopped);
+		Decision decision = decision("t-1", "app.i1", 1);
+		assertThat(client.decide(decision, TIMEOUT)).isEqualTo(decision);
+		await().atMost(TIMEOUT).pollInterval(Duration.ofMillis(50)).untilAsserted(() -> {
+			PeerStatus leading = this.cluster.server(leader).status();
+			assertThat(leading.followersBehindLongerThan(THRESHOLD)).singleElement().satisfies((progress) -> {
+				assertThat(progress.peerId()).isEqualTo(stopped);
+				assertThat(progress.lag()).isEqualTo(leading.commitIndex() - progress.commitIndex()).isPositive();
+			});
 		});
 	}
 
