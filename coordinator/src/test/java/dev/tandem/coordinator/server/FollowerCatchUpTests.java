@@ -44,7 +44,7 @@ import static org.awaitility.Awaitility.await;
  * {@code DecisionStateMachine} moved its Ratis life cycle through PAUSED: Ratis stopped the
  * follower's division when it reloaded the installed snapshot. A second test installs two
  * snapshots in a row on one running follower. {@code mvn verify} runs {@value #DEFAULT_REPETITIONS}
- * repetitions of each way to stop; {@code -Dtandem.test.catch-up.repetitions=20} runs more, and
+ * repetition of each way to stop; {@code -Dtandem.test.catch-up.repetitions=20} runs more, and
  * {@code -Dtandem.test.catch-up.stops=ONE_BY_ONE_PURGED_LOG} only the ways named.
  */
 class FollowerCatchUpTests {
@@ -55,7 +55,7 @@ class FollowerCatchUpTests {
 
 	private static final String STOPS_PROPERTY = "tandem.test.catch-up.stops";
 
-	private static final int DEFAULT_REPETITIONS = 2;
+	private static final int DEFAULT_REPETITIONS = 1;
 
 	private static final int OWNERS = 10_000;
 
