@@ -3,9 +3,11 @@ package dev.tandem.coordinator.service;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.ToDoubleFunction;
+import java.util.function.ToLongFunction;
 
 import dev.tandem.coordinator.server.CoordinatorServer;
 import dev.tandem.coordinator.server.DecisionStateMachine;
+import dev.tandem.coordinator.server.FollowerProgress;
 import dev.tandem.coordinator.server.PeerRole;
 import dev.tandem.coordinator.server.PeerStatus;
 import dev.tandem.transaction.DecisionState;
@@ -26,6 +28,15 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * <li>{@code tandem.coordinator.peer.commit.index}, {@code ...applied.index},
  * {@code ...last.log.index}: Raft log positions; {@code ...apply.lag}: committed entries not
  * yet applied;</li>
+ * <li>{@code tandem.coordinator.peer.follower.lag}: on a follower, the entries it has yet to
+ * apply to reach the leader's commit index (0 on the leader, or while no leader is known), and
+ * {@code tandem.coordinator.peer.behind.leader} (seconds): for how long it has trailed that
+ * commit index (0 while it keeps up); a follower that stays behind is invisible to clients but
+ * leaves a group of three without tolerance for another failure;</li>
+ * <li>{@code tandem.coordinator.follower.lag} and {@code tandem.coordinator.follower.behind}
+ * (seconds), tagged {@code follower} with every other peer of the group: the same as the
+ * leader sees each follower (from the commit index the follower reports); 0 on a peer that
+ * does not lead;</li>
  * <li>{@code tandem.coordinator.records} tagged {@code state=decided|completed|aborted}: the
  * records the decision table holds on this replica;</li>
  * <li>counters {@code tandem.coordinator.applied.entries} (Raft entries),
@@ -77,6 +88,32 @@ public class CoordinatorPeerMetrics implements MeterBinder {
 				PeerStatus::lastLogIndex);
 		gauge(registry, "tandem.coordinator.peer.apply.lag", "Committed Raft entries not yet applied", tags,
 				PeerStatus::applyLag);
+		gauge(registry, "tandem.coordinator.peer.follower.lag",
+				"Raft entries this follower has yet to apply to reach the leader's commit index", tags,
+				PeerStatus::followerLag);
+		Gauge.builder("tandem.coordinator.peer.behind.leader", this.server,
+				(server) -> server.status().behindLeaderMs() / 1000.0)
+			.description("Seconds this follower has trailed the leader's commit index; 0 while it keeps up")
+			.baseUnit("seconds")
+			.tags(tags)
+			.register(registry);
+		for (String follower : this.server.group().peers().keySet()) {
+			if (follower.equals(this.server.peerId())) {
+				continue;
+			}
+			List<Tag> followerTags = List.of(Tag.of("peer", this.server.peerId()), Tag.of("follower", follower));
+			Gauge.builder("tandem.coordinator.follower.lag", this.server,
+					(server) -> progress(server, follower, FollowerProgress::lag))
+				.description("Raft entries a follower's commit index trails this leader's; 0 when this peer does not lead")
+				.tags(followerTags)
+				.register(registry);
+			Gauge.builder("tandem.coordinator.follower.behind", this.server,
+					(server) -> progress(server, follower, FollowerProgress::behindMs) / 1000.0)
+				.description("Seconds a follower has trailed this leader's commit index; 0 when this peer does not lead")
+				.baseUnit("seconds")
+				.tags(followerTags)
+				.register(registry);
+		}
 
 		DecisionStateMachine stateMachine = this.server.stateMachine();
 		Gauge.builder("tandem.coordinator.records", stateMachine, (machine) -> machine.counts().decided())
@@ -142,6 +179,16 @@ public class CoordinatorPeerMetrics implements MeterBinder {
 			.tags(tags)
 			.tag("confirmation", "refused")
 			.register(registry);
+	}
+
+	private static double progress(CoordinatorServer server, String follower, ToLongFunction<FollowerProgress> value) {
+		return server.status()
+			.followers()
+			.stream()
+			.filter((progress) -> progress.peerId().equals(follower))
+			.mapToLong(value)
+			.findFirst()
+			.orElse(0);
 	}
 
 	private void gauge(MeterRegistry registry, String name, String description, List<Tag> tags,

@@ -75,8 +75,9 @@ public class CoordinatorServerConfiguration {
 	}
 
 	@Bean
-	CoordinatorPeerHealthIndicator coordinatorPeerHealthIndicator(CoordinatorServer server) {
-		return new CoordinatorPeerHealthIndicator(server);
+	CoordinatorPeerHealthIndicator coordinatorPeerHealthIndicator(CoordinatorServer server,
+			CoordinatorServerProperties properties) {
+		return new CoordinatorPeerHealthIndicator(server, properties.getHealth().getCatchUpThreshold());
 	}
 
 	@Bean

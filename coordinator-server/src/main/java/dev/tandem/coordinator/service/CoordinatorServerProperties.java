@@ -76,6 +76,8 @@ public class CoordinatorServerProperties {
 
 	private final Shutdown shutdown = new Shutdown();
 
+	private final Health health = new Health();
+
 	public boolean isPlaintextAllowed() {
 		return this.plaintextAllowed;
 	}
@@ -150,6 +152,10 @@ public class CoordinatorServerProperties {
 
 	public Shutdown getShutdown() {
 		return this.shutdown;
+	}
+
+	public Health getHealth() {
+		return this.health;
 	}
 
 	/**
@@ -456,6 +462,27 @@ public class CoordinatorServerProperties {
 
 		public void setTransferTimeout(Duration transferTimeout) {
 			this.transferTimeout = transferTimeout;
+		}
+
+	}
+
+	/**
+	 * How the peer's health indicator judges it.
+	 */
+	public static class Health {
+
+		/**
+		 * How long a follower may trail the leader's commit index before its health is
+		 * DEGRADED (and, on the leader, it is listed as lagging). Positive.
+		 */
+		private Duration catchUpThreshold = CoordinatorPeerHealthIndicator.DEFAULT_CATCH_UP_THRESHOLD;
+
+		public Duration getCatchUpThreshold() {
+			return this.catchUpThreshold;
+		}
+
+		public void setCatchUpThreshold(Duration catchUpThreshold) {
+			this.catchUpThreshold = catchUpThreshold;
 		}
 
 	}

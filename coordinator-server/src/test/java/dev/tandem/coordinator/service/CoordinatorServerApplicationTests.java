@@ -22,6 +22,8 @@ import dev.tandem.coordinator.client.CoordinatorGroup;
 import dev.tandem.coordinator.client.RatisDecisionLog;
 import dev.tandem.coordinator.server.CoordinatorServer;
 import dev.tandem.transaction.Decision;
+import org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto;
+import org.apache.ratis.util.CodeInjectionForTesting;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -37,7 +39,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Three coordinator servers (three Spring Boot applications, each hosting one peer) in one JVM,
- * checked through their HTTP endpoints: readiness, health details, Prometheus metrics, and the
+ * checked through their HTTP endpoints: readiness, health details, Prometheus metrics, a follower
+ * that falls behind (DEGRADED, not ready, listed by the leader) and catches up again, and the
  * leadership hand-over when the leader's application shuts down.
  */
 class CoordinatorServerApplicationTests {
@@ -67,7 +70,7 @@ class CoordinatorServerApplicationTests {
 	}
 
 	@Test
-	void threeServersJoinOneGroupShowRoleTermLeaderAndIndexesAndHandOverLeadershipOnShutdown() throws Exception {
+	void threeServersJoinOneGroupShowTheirIndexesReportALaggingFollowerAndHandOverLeadershipOnShutdown() throws Exception {
 		Map<String, String> peers = new LinkedHashMap<>();
 		for (String id : List.of("n1", "n2", "n3")) {
 			peers.put(id, "127.0.0.1:" + freePort());
@@ -117,6 +120,44 @@ class CoordinatorServerApplicationTests {
 		assertThat(get(leader, "/actuator/prometheus").body())
 			.contains("tandem_coordinator_peer_leader{peer=\"" + leader + "\"} 1.0");
 
+		// A follower that hears the leader but receives no entries is DEGRADED (not ready) once it
+		// trailed for longer than the threshold, and the leader lists it; it recovers when entries flow
+		String lagging = peers.keySet().stream().filter((id) -> !id.equals(leader)).findFirst().orElseThrow();
+		try (HeldEntries held = HeldEntries.to(lagging)) {
+			for (int i = 0; i < 5; i++) {
+				this.client.decide(new Decision("t-lag-" + i, "app.i1", i,
+						List.of(new Decision.ParticipantRecord("east", "app.east.i1.0", 7, (short) 0, "markers", 0, i))),
+						TIMEOUT);
+			}
+			await().atMost(TIMEOUT).untilAsserted(() -> {
+				HttpResponse<String> readiness = get(lagging, "/actuator/health/readiness");
+				assertThat(readiness.statusCode()).isEqualTo(503);
+				assertThat(json.readTree(readiness.body()).get("status").asString()).isEqualTo("DEGRADED");
+				JsonNode follower = peerDetails().get(lagging);
+				assertThat(follower.get("followerLag").asLong()).isGreaterThanOrEqualTo(5);
+				assertThat(follower.get("behindLeaderMs").asLong()).isGreaterThan(1_000);
+				JsonNode leading = peerDetails().get(leader);
+				assertThat(leading.get("laggingFollowers").toString()).isEqualTo("[\"" + lagging + "\"]");
+				assertThat(get(leader, "/actuator/health/readiness").statusCode()).isEqualTo(200);
+				assertThat(gauge(lagging, "tandem_coordinator_peer_follower_lag{peer=\"" + lagging + "\"}"))
+					.isGreaterThanOrEqualTo(5);
+				assertThat(gauge(lagging, "tandem_coordinator_peer_behind_leader_seconds{peer=\"" + lagging + "\"}"))
+					.isGreaterThan(1);
+				assertThat(gauge(leader,
+						"tandem_coordinator_follower_lag{follower=\"" + lagging + "\",peer=\"" + leader + "\"}"))
+					.isGreaterThanOrEqualTo(5);
+			});
+		}
+		await().atMost(TIMEOUT).untilAsserted(() -> {
+			assertThat(get(lagging, "/actuator/health/readiness").statusCode()).isEqualTo(200);
+			assertThat(peerDetails().get(lagging).get("followerLag").asLong()).isZero();
+			assertThat(peerDetails().get(leader).get("laggingFollowers").size()).isZero();
+			assertThat(gauge(lagging, "tandem_coordinator_peer_follower_lag{peer=\"" + lagging + "\"}")).isZero();
+			assertThat(gauge(leader,
+					"tandem_coordinator_follower_lag{follower=\"" + lagging + "\",peer=\"" + leader + "\"}"))
+				.isZero();
+		});
+
 		// Shutting the leader's application down hands leadership over before its peer stops
 		CoordinatorPeerLifecycle oldLeader = this.servers.get(leader).getBean(CoordinatorPeerLifecycle.class);
 		List<String> others = peers.keySet().stream().filter((id) -> !id.equals(leader)).toList();
@@ -140,7 +181,7 @@ class CoordinatorServerApplicationTests {
 			assertThat(others).allSatisfy(
 					(id) -> assertThat(get(id, "/actuator/health/readiness").statusCode()).isEqualTo(200));
 		});
-		assertThat(this.client.inDoubt("app.i1", TIMEOUT)).hasSize(50);
+		assertThat(this.client.inDoubt("app.i1", TIMEOUT)).hasSize(55);
 	}
 
 	private void start(String peerId, String peerList) {
@@ -150,7 +191,8 @@ class CoordinatorServerApplicationTests {
 					"--tandem.coordinator.server.peers=" + peerList,
 					"--tandem.coordinator.server.data-dir=" + this.dataDir.resolve(peerId),
 					"--tandem.coordinator.server.bind-host=127.0.0.1",
-					"--tandem.coordinator.server.plaintext-allowed=true");
+					"--tandem.coordinator.server.plaintext-allowed=true",
+					"--tandem.coordinator.server.health.catch-up-threshold=1s");
 		synchronized (this.servers) {
 			this.servers.put(peerId, context);
 		}
@@ -173,10 +215,72 @@ class CoordinatorServerApplicationTests {
 		return this.http.send(request, HttpResponse.BodyHandlers.ofString());
 	}
 
+	private double gauge(String peerId, String series) throws IOException, InterruptedException {
+		String body = get(peerId, "/actuator/prometheus").body();
+		return body.lines()
+			.filter((line) -> line.startsWith(series + " "))
+			.mapToDouble((line) -> Double.parseDouble(line.substring(series.length() + 1).trim()))
+			.findFirst()
+			.orElseThrow(() -> new AssertionError(series + " not in the metrics of " + peerId));
+	}
+
 	private static int freePort() throws IOException {
 		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
 			return socket.getLocalPort();
 		}
+	}
+
+	/**
+	 * Holds every append entries request that carries log entries on its way to one peer, while
+	 * heartbeats still reach it (Ratis' test hook in its main jar, as the coordinator module's
+	 * {@code NetworkPartition} does): the peer keeps following the leader but falls behind.
+	 */
+	private static final class HeldEntries implements AutoCloseable {
+
+		private static final String APPEND_ENTRIES = "RaftServerImpl.appendEntries";
+
+		private final String peerId;
+
+		private boolean released;
+
+		private HeldEntries(String peerId) {
+			this.peerId = peerId;
+		}
+
+		static HeldEntries to(String peerId) {
+			HeldEntries held = new HeldEntries(peerId);
+			CodeInjectionForTesting.put(APPEND_ENTRIES, held::hold);
+			return held;
+		}
+
+		private boolean hold(Object localId, Object remoteId, Object... args) {
+			if (!localId.toString().equals(this.peerId) || args.length < 2
+					|| !(args[1] instanceof AppendEntriesRequestProto request) || request.getEntriesCount() == 0) {
+				return false;
+			}
+			synchronized (this) {
+				while (!this.released) {
+					try {
+						wait();
+					}
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+						return true;
+					}
+				}
+			}
+			return true;
+		}
+
+		@Override
+		public void close() {
+			synchronized (this) {
+				this.released = true;
+				notifyAll();
+			}
+			CodeInjectionForTesting.remove(APPEND_ENTRIES);
+		}
+
 	}
 
 }

@@ -55,6 +55,7 @@ class CoordinatorServerPropertiesTests {
 		assertThat(properties.getShutdown().isTransferLeadership()).isTrue();
 		assertThat(properties.getDataDir()).isEqualTo(Path.of("data"));
 		assertThat(properties.getQuotas().toQuotas()).isEqualTo(CoordinatorQuotas.DEFAULTS);
+		assertThat(properties.getHealth().getCatchUpThreshold()).isEqualTo(Duration.ofSeconds(10));
 	}
 
 	@Test
@@ -110,7 +111,8 @@ class CoordinatorServerPropertiesTests {
 					"tandem.coordinator.server.plaintext-allowed=true",
 					"tandem.coordinator.server.election-timeout.min=100ms",
 					"tandem.coordinator.server.election-timeout.max=200ms",
-					"tandem.coordinator.server.snapshot.threshold=50")
+					"tandem.coordinator.server.snapshot.threshold=50",
+					"tandem.coordinator.server.health.catch-up-threshold=3s")
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
 				CoordinatorServerProperties properties = context.getBean(CoordinatorServerProperties.class);
@@ -124,7 +126,11 @@ class CoordinatorServerPropertiesTests {
 				assertThat(health.getDetails()).containsEntry("peerId", "solo")
 					.containsEntry("role", PeerRole.LEADER)
 					.containsEntry("leader", "solo")
-					.containsKeys("term", "commitIndex", "appliedIndex", "lastLogIndex", "applyLag", "peers");
+					.containsEntry("catchUpThresholdMs", 3_000L)
+					.containsEntry("followers", List.of())
+					.containsEntry("laggingFollowers", List.of())
+					.containsKeys("term", "commitIndex", "appliedIndex", "lastLogIndex", "applyLag", "leaderCommitIndex",
+							"peers");
 				assertThat(server.dataDir()).isEqualTo(this.dataDir);
 			});
 	}

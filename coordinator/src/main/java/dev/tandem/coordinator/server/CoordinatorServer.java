@@ -6,7 +6,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -59,6 +61,10 @@ import org.slf4j.LoggerFactory;
  * <li>while it knows no leader, the peer resets gRPC's reconnect backoff towards the other
  * peers every minimum election timeout, so a group that lost its majority elects a leader as
  * soon as a peer returns instead of after up to two minutes of backoff;</li>
+ * <li>every minimum election timeout the peer also observes its {@link #status() status}, so a
+ * follower that stops catching up with the leader's commit index shows, with the time it has
+ * trailed, in its own status and in the leader's ({@link PeerStatus#behindLeaderMs()},
+ * {@link PeerStatus#followers()});</li>
  * <li>start-up with {@link RaftStorage.StartupOption#RECOVER}: an existing log and snapshot
  * are loaded, an empty directory is formatted;</li>
  * <li>snapshots taken automatically every {@link Builder#snapshotThreshold(long) N} log entries,
@@ -105,6 +111,10 @@ public final class CoordinatorServer implements AutoCloseable {
 
 	private final PeerReconnector reconnector;
 
+	private final List<String> others;
+
+	private final CatchUpClock catchUp = new CatchUpClock();
+
 	private final boolean tls;
 
 	private @Nullable ScheduledExecutorService maintenance;
@@ -122,8 +132,8 @@ public final class CoordinatorServer implements AutoCloseable {
 		this.electionTimeoutMin = builder.electionTimeoutMin;
 		this.electionTimeoutMax = builder.electionTimeoutMax;
 		this.tls = builder.tls != null;
-		this.reconnector = new PeerReconnector(this.peerId,
-				this.group.peers().keySet().stream().filter((id) -> !id.equals(this.peerId)).toList());
+		this.others = this.group.peers().keySet().stream().filter((id) -> !id.equals(this.peerId)).toList();
+		this.reconnector = new PeerReconnector(this.peerId, this.others);
 		Files.createDirectories(this.dataDir);
 		this.server = RaftServer.newBuilder()
 			.setServerId(RaftPeerId.valueOf(this.peerId))
@@ -168,7 +178,7 @@ public final class CoordinatorServer implements AutoCloseable {
 				return thread;
 			});
 			long periodMs = this.electionTimeoutMin.toMillis();
-			executor.scheduleWithFixedDelay(this::reconnectWhileLeaderless, periodMs, periodMs, TimeUnit.MILLISECONDS);
+			executor.scheduleWithFixedDelay(this::maintain, periodMs, periodMs, TimeUnit.MILLISECONDS);
 			synchronized (this.lifecycleMonitor) {
 				this.maintenance = executor;
 			}
@@ -207,8 +217,9 @@ public final class CoordinatorServer implements AutoCloseable {
 		}
 	}
 
-	private void reconnectWhileLeaderless() {
+	private void maintain() {
 		try {
+			// Also an observation of how far the followers are from the leader's commit index
 			PeerStatus status = status();
 			if (status.role() != PeerRole.STOPPED && !status.hasLeader()) {
 				this.reconnector.reconnect(this.server);
@@ -259,8 +270,11 @@ public final class CoordinatorServer implements AutoCloseable {
 	}
 
 	/**
-	 * Returns this peer's Raft state now: role, term, known leader, commit and applied index.
-	 * Cheap (no I/O, no remote call); safe to call from health checks and metrics.
+	 * Returns this peer's Raft state now: role, term, known leader, commit and applied index,
+	 * and how far this follower (or, on the leader, every follower) is from the leader's commit
+	 * index and for how long. Cheap (no I/O, no remote call); safe to call from health checks and
+	 * metrics. The peer also observes itself every minimum election timeout, so the time a
+	 * follower has trailed is measured from the first observation that saw it short.
 	 * @return the status; role {@link PeerRole#STOPPED} when the peer is not running
 	 */
 	public PeerStatus status() {
@@ -287,13 +301,53 @@ public final class CoordinatorServer implements AutoCloseable {
 		// Just after stepping down, Ratis may still name this peer as leader
 		String knownLeader = leader ? this.peerId
 				: ((leaderId != null && !leaderId.toString().equals(this.peerId)) ? leaderId.toString() : null);
+		long commitIndex = log.getLastCommittedIndex();
+		long appliedIndex = info.getLastAppliedIndex();
+		long nowNanos = System.nanoTime();
+		Map<String, Long> commitIndexes = commitIndexes(division);
+		long leaderCommitIndex = -1;
+		long behindLeaderMs = 0;
+		List<FollowerProgress> followers = List.of();
+		if (leader) {
+			leaderCommitIndex = commitIndex;
+			this.catchUp.forget(this.peerId);
+			followers = this.others.stream().map((follower) -> {
+				long followerCommit = commitIndexes.getOrDefault(follower, -1L);
+				return new FollowerProgress(follower, followerCommit, Math.max(0, commitIndex - followerCommit),
+						this.catchUp.behindMs(follower, followerCommit, commitIndex, nowNanos));
+			}).toList();
+		}
+		else {
+			this.others.forEach(this.catchUp::forget);
+			Long known = (knownLeader != null) ? commitIndexes.get(knownLeader) : null;
+			if (known != null) {
+				leaderCommitIndex = known;
+				behindLeaderMs = this.catchUp.behindMs(this.peerId, appliedIndex, leaderCommitIndex, nowNanos);
+			}
+			else {
+				this.catchUp.forget(this.peerId);
+			}
+		}
 		return new PeerStatus(this.peerId, PeerRole.of(info.getCurrentRole()), info.getCurrentTerm(), knownLeader,
-				leader && info.isLeaderReady(),
-				log.getLastCommittedIndex(), info.getLastAppliedIndex(), (last != null) ? last.getIndex() : -1);
+				leader && info.isLeaderReady(), commitIndex, appliedIndex, (last != null) ? last.getIndex() : -1,
+				leaderCommitIndex, behindLeaderMs, followers);
+	}
+
+	/**
+	 * Returns the commit index of every peer as this peer knows it: a leader from its
+	 * followers' answers, a follower from the commit indexes the leader sends with its append
+	 * entries and heartbeats.
+	 */
+	private static Map<String, Long> commitIndexes(RaftServer.Division division) {
+		Map<String, Long> indexes = new HashMap<>();
+		for (CommitInfoProto info : division.getCommitInfos()) {
+			indexes.put(RaftPeerId.valueOf(info.getServer().getId()).toString(), info.getCommitIndex());
+		}
+		return indexes;
 	}
 
 	private PeerStatus stoppedStatus() {
-		return new PeerStatus(this.peerId, PeerRole.STOPPED, 0, null, false, -1, -1, -1);
+		return new PeerStatus(this.peerId, PeerRole.STOPPED, 0, null, false, -1, -1, -1, -1, 0, List.of());
 	}
 
 	/**

@@ -54,6 +54,7 @@ import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.apache.ratis.util.LifeCycle;
 import org.apache.ratis.util.MD5FileUtil;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -166,6 +167,24 @@ public class DecisionStateMachine extends BaseStateMachine {
 		long minTimeoutMs = RaftServerConfigKeys.Rpc.timeoutMin(server.getProperties()).toLong(TimeUnit.MILLISECONDS);
 		long maxTimeoutMs = RaftServerConfigKeys.Rpc.timeoutMax(server.getProperties()).toLong(TimeUnit.MILLISECONDS);
 		this.readGuard = new LeaderReadGuard(minTimeoutMs / 2, 2 * maxTimeoutMs);
+		// Ratis reloads an installed snapshot only from a PAUSED state machine (see pause())
+		getLifeCycle().transition(LifeCycle.State.STARTING);
+		getLifeCycle().transition(LifeCycle.State.RUNNING);
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Called by Ratis on a follower before it publishes a snapshot installed from the leader;
+	 * its updater then reloads the state machine only if it is PAUSED, and otherwise stops the
+	 * peer. Ratis 3.3.0's {@code BaseStateMachine.pause()} does nothing, so this moves the life
+	 * cycle itself; {@link #reinitialize()} moves it back to RUNNING.
+	 */
+	@Override
+	public void pause() {
+		if (getLifeCycle().compareAndTransition(LifeCycle.State.RUNNING, LifeCycle.State.PAUSING)) {
+			getLifeCycle().transition(LifeCycle.State.PAUSED);
+		}
 	}
 
 	@Override
@@ -182,6 +201,9 @@ public class DecisionStateMachine extends BaseStateMachine {
 		// Called after a snapshot was installed from the leader: read the newest one from disk
 		this.latestSnapshot = this.storage.loadLatestSnapshot();
 		load(this.latestSnapshot);
+		if (getLifeCycle().compareAndTransition(LifeCycle.State.PAUSED, LifeCycle.State.STARTING)) {
+			getLifeCycle().transition(LifeCycle.State.RUNNING);
+		}
 	}
 
 	@Override

@@ -170,6 +170,26 @@ public final class CoordinatorCluster implements AutoCloseable {
 	}
 
 	/**
+	 * Stops every running peer at once (in parallel, as a whole group going down), keeping
+	 * the clients: they reconnect when the peers are back.
+	 * @return the stopped peers' ids, in peer order
+	 */
+	public List<String> stopAll() {
+		List<String> stopped = List.copyOf(this.running.keySet());
+		closeRunning();
+		return stopped;
+	}
+
+	/**
+	 * Starts the given stopped peers again, one after the other, on their ports and data
+	 * directories (each recovers its snapshot and log).
+	 * @param peerIds the peers to start
+	 */
+	public void restartAll(List<String> peerIds) {
+		peerIds.forEach(this::restart);
+	}
+
+	/**
 	 * Creates a decision log client of this group, closed with the group.
 	 * @param settings adjusts the client's settings
 	 * @return the client
@@ -188,6 +208,10 @@ public final class CoordinatorCluster implements AutoCloseable {
 	public void close() {
 		this.clients.forEach(RatisDecisionLog::close);
 		this.clients.clear();
+		closeRunning();
+	}
+
+	private void closeRunning() {
 		CompletableFuture
 			.allOf(this.running.values()
 				.stream()

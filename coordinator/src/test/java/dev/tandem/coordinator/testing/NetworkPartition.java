@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
 
+import org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto;
 import org.apache.ratis.proto.RaftProtos.ReadIndexRequestProto;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.util.CodeInjectionForTesting;
@@ -32,7 +33,7 @@ public final class NetworkPartition implements AutoCloseable {
 	/** Receiver side: {@code RaftServerImpl.REQUEST_VOTE}, arguments (local, candidate). */
 	static final String REQUEST_VOTE = "RaftServerImpl.requestVote";
 
-	/** Receiver side: {@code RaftServerImpl.APPEND_ENTRIES}, arguments (local, leader). */
+	/** Receiver side: {@code RaftServerImpl.APPEND_ENTRIES}, arguments (local, leader, previous, request). */
 	static final String APPEND_ENTRIES = "RaftServerImpl.appendEntries";
 
 	/** Receiver side: {@code RaftServerImpl.INSTALL_SNAPSHOT}, arguments (local, leader). */
@@ -44,14 +45,15 @@ public final class NetworkPartition implements AutoCloseable {
 	/** Sender side: {@code GrpcServicesImpl.GRPC_SEND_SERVER_REQUEST}, arguments (local, null, request). */
 	static final String SEND_SERVER_REQUEST = "GrpcServicesImpl.sendRequest";
 
-	private static final List<String> RECEIVER_POINTS = List.of(REQUEST_VOTE, APPEND_ENTRIES, INSTALL_SNAPSHOT,
-			START_LEADER_ELECTION);
+	private static final List<String> RECEIVER_POINTS = List.of(REQUEST_VOTE, INSTALL_SNAPSHOT, START_LEADER_ELECTION);
 
 	private final Object monitor = new Object();
 
 	private final LongAdder held = new LongAdder();
 
 	private Set<String> isolated = Set.of();
+
+	private Set<String> entriesHeld = Set.of();
 
 	private boolean closed;
 
@@ -67,6 +69,7 @@ public final class NetworkPartition implements AutoCloseable {
 		for (String point : RECEIVER_POINTS) {
 			CodeInjectionForTesting.put(point, partition::holdIncoming);
 		}
+		CodeInjectionForTesting.put(APPEND_ENTRIES, partition::holdIncomingAppend);
 		CodeInjectionForTesting.put(SEND_SERVER_REQUEST, partition::holdOutgoingReadIndex);
 		return partition;
 	}
@@ -83,11 +86,25 @@ public final class NetworkPartition implements AutoCloseable {
 	}
 
 	/**
+	 * Holds every append entries request that carries log entries on its way to the given
+	 * peers, while heartbeats still reach them: they keep following the leader and learn its
+	 * commit index, but receive nothing to apply (a follower that does not catch up).
+	 * @param peerIds the peers that receive no entries
+	 */
+	public void holdEntriesTo(String... peerIds) {
+		synchronized (this.monitor) {
+			this.entriesHeld = Set.of(peerIds);
+			this.monitor.notifyAll();
+		}
+	}
+
+	/**
 	 * Heals the partition: held requests are delivered.
 	 */
 	public void heal() {
 		synchronized (this.monitor) {
 			this.isolated = Set.of();
+			this.entriesHeld = Set.of();
 			this.monitor.notifyAll();
 		}
 	}
@@ -108,12 +125,42 @@ public final class NetworkPartition implements AutoCloseable {
 		synchronized (this.monitor) {
 			this.closed = true;
 			this.isolated = Set.of();
+			this.entriesHeld = Set.of();
 			this.monitor.notifyAll();
 		}
 		for (String point : RECEIVER_POINTS) {
 			CodeInjectionForTesting.remove(point);
 		}
+		CodeInjectionForTesting.remove(APPEND_ENTRIES);
 		CodeInjectionForTesting.remove(SEND_SERVER_REQUEST);
+	}
+
+	private boolean holdIncomingAppend(Object localId, @Nullable Object remoteId, Object... args) {
+		if (holdIncoming(localId, remoteId, args)) {
+			return true;
+		}
+		boolean entries = args.length > 1 && args[1] instanceof AppendEntriesRequestProto request
+				&& request.getEntriesCount() > 0;
+		if (!entries) {
+			return false;
+		}
+		String local = localId.toString();
+		synchronized (this.monitor) {
+			if (this.closed || !this.entriesHeld.contains(local)) {
+				return false;
+			}
+			this.held.increment();
+			while (!this.closed && this.entriesHeld.contains(local)) {
+				try {
+					this.monitor.wait();
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					return true;
+				}
+			}
+			return true;
+		}
 	}
 
 	private boolean holdIncoming(Object localId, @Nullable Object remoteId, Object... args) {
