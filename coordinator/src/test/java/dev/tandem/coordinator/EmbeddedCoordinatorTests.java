@@ -81,11 +81,15 @@ class EmbeddedCoordinatorTests {
 	}
 
 	@Test
-	void retriedDecideReturnsTheStoredDecision() {
+	void aRetriedDecideReturnsTheDecisionAndAnotherDecisionOfTheIdIsRefused() {
 		RatisDecisionLog log = start().decisionLog();
 		Decision first = decision("t-1", "app.i1", 100);
 		log.decide(first, TIMEOUT);
-		assertThat(log.decide(decision("t-1", "app.i1", 555), TIMEOUT)).isEqualTo(first);
+		assertThat(log.decide(decision("t-1", "app.i1", 100), TIMEOUT)).isEqualTo(first);
+		assertThatExceptionOfType(DecisionLogException.class)
+			.isThrownBy(() -> log.decide(decision("t-1", "app.i1", 555), TIMEOUT))
+			.withMessageContaining("decided already with another decision");
+		assertThat(log.inDoubt("app.i1", TIMEOUT)).containsExactly(first);
 	}
 
 	@Test

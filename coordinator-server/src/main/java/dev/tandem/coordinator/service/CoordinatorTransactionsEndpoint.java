@@ -12,6 +12,7 @@ import dev.tandem.coordinator.state.TransactionRecord;
 import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.DecisionState;
 import org.jspecify.annotations.Nullable;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
@@ -50,16 +51,28 @@ public class CoordinatorTransactionsEndpoint {
 	 *     {@code 30s}, {@code 5m} or {@code PT5M}; or all
 	 * @param limit at most this many, 1 to {@value #MAX_LIMIT} (default 100)
 	 * @return the matching transactions and how many matched in all
-	 * @throws IllegalArgumentException if a parameter is malformed (answered with 400)
+	 * @throws InvalidEndpointRequestException if a parameter is malformed (answered with 400, naming it)
 	 */
 	@ReadOperation
 	public TransactionsDescriptor transactions(@Nullable String owner, @Nullable String state,
 			@Nullable String olderThan, @Nullable Integer limit) {
-		DecisionState wanted = (state != null) ? DecisionState.valueOf(state.trim().toUpperCase(Locale.ROOT)) : null;
-		Duration age = (olderThan != null) ? DurationStyle.detectAndParse(olderThan.trim()) : null;
+		DecisionState wanted;
+		Duration age;
+		try {
+			wanted = (state != null) ? DecisionState.valueOf(state.trim().toUpperCase(Locale.ROOT)) : null;
+		}
+		catch (IllegalArgumentException ex) {
+			throw invalid("state must be DECIDED, COMPLETED or ABORTED, not '" + state + "'");
+		}
+		try {
+			age = (olderThan != null) ? DurationStyle.detectAndParse(olderThan.trim()) : null;
+		}
+		catch (IllegalArgumentException ex) {
+			throw invalid("olderThan must be a duration such as 30s, 5m or PT5M, not '" + olderThan + "'");
+		}
 		int max = (limit != null) ? limit : 100;
 		if (max < 1 || max > MAX_LIMIT) {
-			throw new IllegalArgumentException("limit must be between 1 and " + MAX_LIMIT + ": " + max);
+			throw invalid("limit must be between 1 and " + MAX_LIMIT + ": " + max);
 		}
 		long cutoffMs = (age != null) ? System.currentTimeMillis() - age.toMillis() : Long.MAX_VALUE;
 		List<TransactionRecord> matching = this.server.stateMachine()
@@ -88,6 +101,10 @@ public class CoordinatorTransactionsEndpoint {
 	public @Nullable TransactionDescriptor transaction(@Selector String transactionId) {
 		TransactionRecord record = this.server.stateMachine().read((table) -> table.record(transactionId));
 		return (record != null) ? TransactionDescriptor.of(record, true) : null;
+	}
+
+	private static InvalidEndpointRequestException invalid(String message) {
+		return new InvalidEndpointRequestException(message, message);
 	}
 
 	private static long startedAtMs(TransactionRecord record) {

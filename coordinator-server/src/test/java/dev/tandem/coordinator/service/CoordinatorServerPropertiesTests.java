@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -217,6 +218,16 @@ class CoordinatorServerPropertiesTests {
 					.extracting(CoordinatorTransactionsEndpoint.TransactionDescriptor::transactionId)
 					.containsExactly(T1);
 				assertThat(transactions.transactions("orders.router-1", null, null, 10).matched()).isEqualTo(2);
+				// malformed parameters are the caller's error (400), naming the parameter, never a 500
+				assertThatThrownBy(() -> transactions.transactions(null, "FOO", null, null))
+					.isInstanceOf(InvalidEndpointRequestException.class)
+					.hasMessageContaining("state must be DECIDED, COMPLETED or ABORTED, not 'FOO'");
+				assertThatThrownBy(() -> transactions.transactions(null, null, "xyz", null))
+					.isInstanceOf(InvalidEndpointRequestException.class)
+					.hasMessageContaining("olderThan must be a duration");
+				assertThatThrownBy(() -> transactions.transactions(null, null, null, -1))
+					.isInstanceOf(InvalidEndpointRequestException.class)
+					.hasMessageContaining("limit must be between 1 and");
 				assertThat(transactions.transaction(T1).participants()).hasSize(2);
 				assertThat(transactions.transaction("nope")).isNull();
 			});
