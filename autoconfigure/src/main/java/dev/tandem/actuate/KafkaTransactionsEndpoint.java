@@ -3,6 +3,7 @@ package dev.tandem.actuate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -10,6 +11,7 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
+import dev.tandem.autoconfigure.kafka.ListenerContainerStatus;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionManager.TransactionInfo;
 import dev.tandem.transaction.DecisionLog;
@@ -39,6 +41,8 @@ public class KafkaTransactionsEndpoint {
 
 	private final Duration timeout;
 
+	private final Supplier<List<ListenerContainerStatus>> listeners;
+
 	/**
 	 * Creates the endpoint.
 	 * @param manager the transaction manager
@@ -48,10 +52,25 @@ public class KafkaTransactionsEndpoint {
 	 */
 	public KafkaTransactionsEndpoint(CrossClusterTransactionManager manager, TransactionStatistics statistics,
 			DecisionLog decisionLog, Duration timeout) {
+		this(manager, statistics, decisionLog, timeout, List::of);
+	}
+
+	/**
+	 * Creates the endpoint with the status of Tandem's listener containers.
+	 * @param manager the transaction manager
+	 * @param statistics the outcome counters
+	 * @param decisionLog the decision log, for transactions not in flight here
+	 * @param timeout how long a decision-log read may take
+	 * @param listeners the listener containers' statuses, read at each call
+	 * @since 0.1.0
+	 */
+	public KafkaTransactionsEndpoint(CrossClusterTransactionManager manager, TransactionStatistics statistics,
+			DecisionLog decisionLog, Duration timeout, Supplier<List<ListenerContainerStatus>> listeners) {
 		this.manager = manager;
 		this.statistics = statistics;
 		this.decisionLog = decisionLog;
 		this.timeout = timeout;
+		this.listeners = listeners;
 	}
 
 	@ReadOperation
@@ -66,7 +85,7 @@ public class KafkaTransactionsEndpoint {
 				snapshot.meanCommitMillis(), inFlight, this.manager.inDoubtCount(),
 				snapshot.recentHeuristics().stream().map(HeuristicDescriptor::of).toList(),
 				this.manager.staleDecisions().stream().map(StaleDecisionDescriptor::of).toList(),
-				this.manager.leaseLostTo());
+				this.manager.leaseLostTo(), this.listeners.get());
 	}
 
 	@ReadOperation
@@ -127,10 +146,13 @@ public class KafkaTransactionsEndpoint {
 	 * @param staleDecisions decided but not completed transactions of any instance of this app,
 	 *     older than {@code tandem.transaction.stale-decision-age}, oldest first
 	 * @param leaseLostTo the instance that took this one's lease (it took this one for dead), or null
+	 * @param listeners Tandem's listener containers: running, paused, stalled, failed (with the
+	 *     record that stopped it) or stopped
 	 */
 	public record TransactionsDescriptor(String owner, List<String> clusters, Counts counts, double meanCommitMillis,
 			List<TransactionDescriptor> inFlight, int inDoubt, List<HeuristicDescriptor> recentHeuristics,
-			List<StaleDecisionDescriptor> staleDecisions, @Nullable String leaseLostTo) {
+			List<StaleDecisionDescriptor> staleDecisions, @Nullable String leaseLostTo,
+			List<ListenerContainerStatus> listeners) {
 	}
 
 	/**

@@ -481,7 +481,23 @@ public class TandemProperties {
 		 */
 		private int pipelineDepth = 2;
 
+		/**
+		 * How long records delivered to a listener of a Tandem container may wait without a
+		 * commit of its group before the container is reported stalled (health DOWN, an ERROR
+		 * line, the tandem.listener.containers meter). Checked in the background every quarter
+		 * of it, at most every 10 seconds. 0 turns the check off.
+		 */
+		private Duration stallThreshold = Duration.ofMinutes(2);
+
 		private final DeadLetter deadLetter = new DeadLetter();
+
+		public Duration getStallThreshold() {
+			return this.stallThreshold;
+		}
+
+		public void setStallThreshold(Duration stallThreshold) {
+			this.stallThreshold = stallThreshold;
+		}
 
 		public int getPipelineDepth() {
 			return this.pipelineDepth;

@@ -367,6 +367,35 @@ class TandemAutoConfigurationTests {
 		});
 	}
 
+	@Test
+	void listenerHealthAndMetersAreThereWithSpringKafkaAndCanBeTurnedOff() {
+		configured().withBean(io.micrometer.core.instrument.simple.SimpleMeterRegistry.class).run((context) -> {
+			assertThat(context).hasSingleBean(dev.tandem.autoconfigure.kafka.ListenerContainerMonitor.class)
+				.hasBean("tandemListenersHealthContributor");
+			org.springframework.boot.health.contributor.Health listeners = context
+				.getBean("tandemListenersHealthContributor", org.springframework.boot.health.contributor.HealthIndicator.class)
+				.health();
+			assertThat(listeners.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UP);
+			assertThat(context.getBean(io.micrometer.core.instrument.MeterRegistry.class)
+				.get("tandem.listener.containers").tag("state", "failed").gauge().value()).isZero();
+		});
+		configured().withPropertyValues("management.health.tandemlisteners.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean("tandemListenersHealthContributor"));
+		configured().withClassLoader(new FilteredClassLoader(KafkaTemplate.class))
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean("tandemListenersHealthContributor")
+				.doesNotHaveBean(dev.tandem.autoconfigure.kafka.ListenerContainerMonitor.class));
+	}
+
+	@Test
+	void negativeStallThresholdIsReportedWithTheProperty() {
+		configured().withPropertyValues("tandem.listener.stall-threshold=-5s").run((context) -> {
+			FailureAnalysis analysis = analysis(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("tandem.listener.stall-threshold");
+			assertThat(analysis.getAction()).contains("tandem.listener.stall-threshold");
+		});
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class NorthUser {
 
