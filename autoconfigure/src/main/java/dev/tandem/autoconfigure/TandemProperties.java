@@ -547,10 +547,27 @@ public class TandemProperties {
 			private @Nullable String cluster;
 
 			/**
-			 * Suffix appended to a record's topic to name its dead-letter topic. The topic must
-			 * exist (or the cluster must create topics on first use).
+			 * Suffix appended to a record's topic to name its dead-letter topic. With
+			 * failed-record=dead-letter, the dead-letter topic of every topic a Tandem listener
+			 * consumes is checked at start-up: a missing one fails start-up unless
+			 * create-topics is set.
 			 */
 			private String topicSuffix = "-dlt";
+
+			/**
+			 * Whether missing dead-letter topics are created at start-up, with the partition
+			 * count of their source topic and the dead-letter cluster's default replication
+			 * factor.
+			 */
+			private boolean createTopics;
+
+			public boolean isCreateTopics() {
+				return this.createTopics;
+			}
+
+			public void setCreateTopics(boolean createTopics) {
+				this.createTopics = createTopics;
+			}
 
 			public @Nullable String getCluster() {
 				return this.cluster;

@@ -16,6 +16,7 @@ import org.springframework.kafka.core.KafkaTemplate;
 import dev.tandem.autoconfigure.TandemClusters;
 import dev.tandem.autoconfigure.TandemProperties;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
+import dev.tandem.autoconfigure.transaction.FailedRecordPolicy;
 import dev.tandem.autoconfigure.transaction.TandemTransactionAutoConfiguration;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 
@@ -23,7 +24,8 @@ import dev.tandem.transaction.CrossClusterTransactionManager;
  * Spring Kafka beans per configured cluster (see {@link TandemKafkaBeansRegistrar}); needs
  * spring-kafka on the class path. With cross-cluster transactions, a
  * {@link ListenerContainerMonitor} watches Tandem's listener containers for failed records and
- * stalls ({@code tandem.listener.stall-threshold}).
+ * stalls ({@code tandem.listener.stall-threshold}), and {@link DeadLetterTopics} checks the
+ * dead-letter topics before the containers start.
  *
  * @since 0.1.0
  */
@@ -32,6 +34,9 @@ import dev.tandem.transaction.CrossClusterTransactionManager;
 @ConditionalOnClass(KafkaTemplate.class)
 @Import(TandemKafkaBeansRegistrar.class)
 public class TandemKafkaAutoConfiguration {
+
+	/** Longest wait of a start-up dead-letter topic check on one cluster (the commit timeout if shorter). */
+	static final Duration DEAD_LETTER_CHECK_TIMEOUT = Duration.ofSeconds(10);
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -48,6 +53,21 @@ public class TandemKafkaAutoConfiguration {
 			KafkaListenerEndpointRegistry endpoints = registry.getIfAvailable();
 			return (endpoints != null) ? endpoints.getListenerContainers() : List.of();
 		}, clusters::adminConfig, threshold);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(CrossClusterTransactionManager.class)
+	DeadLetterTopics tandemDeadLetterTopics(TandemClusters clusters, TandemProperties properties,
+			ObjectProvider<FailedRecordPolicy> policy, ObjectProvider<KafkaListenerEndpointRegistry> registry) {
+		Duration commitTimeout = properties.getTransaction().getCommitTimeout();
+		Duration timeout = (commitTimeout.compareTo(DEAD_LETTER_CHECK_TIMEOUT) < 0) ? commitTimeout
+				: DEAD_LETTER_CHECK_TIMEOUT;
+		return new DeadLetterTopics(() -> {
+			KafkaListenerEndpointRegistry endpoints = registry.getIfAvailable();
+			return (endpoints != null) ? endpoints.getListenerContainers() : List.of();
+		}, clusters::adminConfig, policy.getIfAvailable(() -> FailedRecordPolicy.DEFAULT),
+				properties.getListener().getDeadLetter().isCreateTopics(), timeout);
 	}
 
 }
