@@ -13,7 +13,8 @@ import dev.tandem.autoconfigure.kafka.ListenerContainerStatus.State;
  * Micrometer gauges of Tandem's listener containers: {@code tandem.listener.containers} (tag
  * {@code state}: running, paused, stalled, failed, stopped), the number of containers in each
  * state, and {@code tandem.listener.records.waiting}, records delivered and not yet committed
- * as the last stall check counted them. Alert on failed or stalled above 0.
+ * as the last stall check counted them. Alert on failed or stalled above 0. The gauges hold the
+ * statuses' supplier strongly (a lambda nothing else keeps).
  *
  * @since 0.1.0
  */
@@ -33,12 +34,14 @@ public final class ListenerContainerMetrics {
 					(s) -> s.get().stream().filter((status) -> status.state() == state).count())
 				.description("Tandem listener containers in a state")
 				.tag("state", state.tag())
+				.strongReference(true)
 				.register(registry);
 		}
 		Gauge.builder("tandem.listener.records.waiting", statuses,
 				(s) -> s.get().stream().mapToLong(ListenerContainerStatus::waitingRecords).sum())
 			.description("Records delivered to Tandem listeners and not yet committed, at the last stall check")
 			.baseUnit("records")
+			.strongReference(true)
 			.register(registry);
 	}
 
