@@ -17,6 +17,7 @@ import dev.tandem.transaction.CrossClusterTransactionManager.TransactionInfo;
 import dev.tandem.transaction.DecisionLog;
 import dev.tandem.transaction.DecisionState;
 import dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome;
+import dev.tandem.transaction.InstanceLease;
 import dev.tandem.transaction.Settlement;
 import dev.tandem.transaction.StaleDecision;
 import dev.tandem.transaction.TransactionStatistics;
@@ -85,7 +86,24 @@ public class KafkaTransactionsEndpoint {
 				snapshot.meanCommitMillis(), inFlight, this.manager.inDoubtCount(),
 				snapshot.recentHeuristics().stream().map(HeuristicDescriptor::of).toList(),
 				this.manager.staleDecisions().stream().map(StaleDecisionDescriptor::of).toList(),
-				this.manager.leaseLostTo(), this.listeners.get());
+				this.manager.leaseLostTo(), this.listeners.get(), leases());
+	}
+
+	/** The leases of this app's instances in the decision log, or the reason they could not be read. */
+	private LeasesDescriptor leases() {
+		if (!this.decisionLog.supportsLeases()) {
+			return new LeasesDescriptor(List.of(), "the decision log keeps no leases");
+		}
+		try {
+			long now = System.currentTimeMillis();
+			return new LeasesDescriptor(this.decisionLog.leases(this.manager.idPrefix(), this.timeout)
+				.stream()
+				.map((lease) -> LeaseDescriptor.of(lease, this.manager.owner(), now))
+				.toList(), null);
+		}
+		catch (RuntimeException ex) {
+			return new LeasesDescriptor(List.of(), "could not read the leases: " + ex.getMessage());
+		}
 	}
 
 	@ReadOperation
@@ -148,11 +166,44 @@ public class KafkaTransactionsEndpoint {
 	 * @param leaseLostTo the instance that took this one's lease (it took this one for dead), or null
 	 * @param listeners Tandem's listener containers: running, paused, stalled, failed (with the
 	 *     record that stopped it) or stopped
+	 * @param leases the leases of this app's instances in the decision log
 	 */
 	public record TransactionsDescriptor(String owner, List<String> clusters, Counts counts, double meanCommitMillis,
 			List<TransactionDescriptor> inFlight, int inDoubt, List<HeuristicDescriptor> recentHeuristics,
 			List<StaleDecisionDescriptor> staleDecisions, @Nullable String leaseLostTo,
-			List<ListenerContainerStatus> listeners) {
+			List<ListenerContainerStatus> listeners, LeasesDescriptor leases) {
+	}
+
+	/**
+	 * The leases of this app's instances (a linearizable read of the decision log at each call,
+	 * bounded by {@code tandem.transaction.decision-timeout}).
+	 *
+	 * @param instances one lease per instance that holds or held one, by owner id
+	 * @param unavailable why they could not be listed, or null
+	 */
+	public record LeasesDescriptor(List<LeaseDescriptor> instances, @Nullable String unavailable) {
+	}
+
+	/**
+	 * One instance's lease.
+	 *
+	 * @param owner the instance's owner id ({@code <id-prefix>.<instance-id>})
+	 * @param self whether it is this instance's
+	 * @param run the incarnation of the run that holds it (a restart gets a new one)
+	 * @param expiresAt when it expires unless renewed
+	 * @param expired whether it had expired when read (the instance stopped renewing: dead, or paused)
+	 * @param claimedBy the instance that claimed it to take over, or null
+	 * @param takenOver whether that takeover finished
+	 */
+	public record LeaseDescriptor(String owner, boolean self, String run, Instant expiresAt, boolean expired,
+			@Nullable String claimedBy, boolean takenOver) {
+
+		static LeaseDescriptor of(InstanceLease lease, String self, long nowMs) {
+			return new LeaseDescriptor(lease.owner(), lease.owner().equals(self), lease.incarnation(),
+					Instant.ofEpochMilli(lease.expiresAtMs()), lease.isExpiredAt(nowMs), lease.claimedBy(),
+					lease.takenOver());
+		}
+
 	}
 
 	/**

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.tandem.actuate.KafkaTransactionsEndpoint;
 import dev.tandem.coordinator.EmbeddedCoordinator;
 import dev.tandem.coordinator.client.RatisDecisionLog;
 import dev.tandem.test.EmbeddedKafkaClusters;
@@ -191,6 +192,26 @@ class InstanceTakeoverTests {
 		assertThat(this.survivorStatistics.snapshot().heuristic()).isZero();
 		assertThat(lease(this.topic + ".doomed").claimedBy()).isEqualTo(survivor.owner());
 		assertThat(lease(this.topic + ".doomed").takenOver()).isTrue();
+		// the same in the app's actuator: who is alive, who took over whom
+		KafkaTransactionsEndpoint.LeasesDescriptor leases = new KafkaTransactionsEndpoint(survivor,
+				this.survivorStatistics, log(), Duration.ofSeconds(5))
+			.transactions()
+			.leases();
+		assertThat(leases.unavailable()).isNull();
+		assertThat(leases.instances()).filteredOn((lease) -> lease.owner().equals(this.topic + ".doomed"))
+			.singleElement()
+			.satisfies((lease) -> {
+				assertThat(lease.self()).isFalse();
+				assertThat(lease.expired()).isTrue();
+				assertThat(lease.claimedBy()).isEqualTo(survivor.owner());
+				assertThat(lease.takenOver()).isTrue();
+			});
+		assertThat(leases.instances()).filteredOn(KafkaTransactionsEndpoint.LeaseDescriptor::self)
+			.singleElement()
+			.satisfies((lease) -> {
+				assertThat(lease.owner()).isEqualTo(survivor.owner());
+				assertThat(lease.expired()).isFalse();
+			});
 		System.out.printf("decided transaction of a dead instance visible everywhere %d ms after the kill (lease %d ms)%n",
 				stallMs, LEASE.toMillis());
 	}

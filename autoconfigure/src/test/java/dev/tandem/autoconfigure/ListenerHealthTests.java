@@ -108,6 +108,17 @@ class ListenerHealthTests {
 				.listeners()
 				.get(0);
 			assertThat(endpoint.state()).isEqualTo(State.FAILED);
+			KafkaTransactionsEndpoint.LeasesDescriptor leases = context.getBean(KafkaTransactionsEndpoint.class)
+				.transactions()
+				.leases();
+			assertThat(leases.unavailable()).isNull();
+			assertThat(leases.instances()).singleElement().satisfies((lease) -> {
+				assertThat(lease.owner()).isEqualTo("listener-health-tests.health-stop");
+				assertThat(lease.self()).isTrue();
+				assertThat(lease.expired()).isFalse();
+				assertThat(lease.claimedBy()).isNull();
+				assertThat(lease.run()).isNotBlank();
+			});
 			assertThat(endpoint.failedRecord().offset()).isEqualTo(5);
 			MeterRegistry meters = context.getBean(MeterRegistry.class);
 			assertThat(meters.get("tandem.listener.containers").tag("state", "failed").gauge().value()).isEqualTo(1.0);

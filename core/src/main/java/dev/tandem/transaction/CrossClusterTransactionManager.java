@@ -356,6 +356,15 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	}
 
 	/**
+	 * Returns the app's id prefix: instances with the same prefix may take over each other.
+	 * @return the id prefix
+	 * @since 0.1.0
+	 */
+	public String idPrefix() {
+		return this.idPrefix;
+	}
+
+	/**
 	 * Returns the transactions begun and not yet ended (an in-doubt one until it is resolved),
 	 * oldest first.
 	 * @return descriptors of the in-flight transactions
