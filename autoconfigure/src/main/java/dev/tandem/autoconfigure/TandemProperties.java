@@ -11,6 +11,9 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
+import dev.tandem.autoconfigure.diagnostics.DurationText;
+import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
+
 /**
  * Configuration properties for Tandem ({@code tandem.*}).
  *
@@ -235,6 +238,49 @@ public class TandemProperties {
 			this.staleDecisionAge = staleDecisionAge;
 		}
 
+		/**
+		 * Checks the settings before anything is started with them (the embedded coordinator
+		 * included, so that a bad start leaves no data directory behind). Durations in the
+		 * messages are written as in {@code application.yml}.
+		 * @throws TandemConfigurationException naming the property, if slots are below 1, a
+		 *     timeout or the stale-decision age is not positive, the lease timeout is negative or
+		 *     below 300 ms (0 turns leases off), the transaction timeout exceeds what Kafka holds,
+		 *     or the marker topic is not a valid topic name
+		 */
+		public void validate() {
+			if (this.slots < 1) {
+				throw new TandemConfigurationException("tandem.transaction.slots", "tandem.transaction.slots is "
+						+ this.slots + "; at least one transaction slot is needed.",
+						"Set tandem.transaction.slots to 1 or more (listener concurrency plus REQUIRES_NEW nesting depth).");
+			}
+			positive("tandem.transaction.commit-timeout", this.commitTimeout);
+			positive("tandem.transaction.decision-timeout", this.decisionTimeout);
+			positive("tandem.transaction.timeout", this.timeout);
+			positive("tandem.transaction.stale-decision-age", this.staleDecisionAge);
+			Duration lease = this.leaseTimeout;
+			if (lease == null || lease.isNegative() || (!lease.isZero() && lease.toMillis() < 300)) {
+				throw new TandemConfigurationException("tandem.transaction.lease-timeout", "tandem.transaction.lease-timeout "
+						+ DurationText.of(lease) + " is too short: the lease is renewed every third of it.",
+						"Set tandem.transaction.lease-timeout to 300ms or more (10s by default), or 0 to turn leases off.");
+			}
+			if (this.timeout.toMillis() > Integer.MAX_VALUE) {
+				throw new TandemConfigurationException("tandem.transaction.timeout", "tandem.transaction.timeout "
+						+ DurationText.of(this.timeout) + " exceeds what Kafka's transaction.timeout.ms can hold.",
+						"Set tandem.transaction.timeout to at most the brokers' transaction.max.timeout.ms (15m by default).");
+			}
+			if (this.markerTopic == null || !this.markerTopic.matches("[a-zA-Z0-9._-]{1,249}")) {
+				throw new TandemConfigurationException("tandem.transaction.marker-topic", "'" + this.markerTopic
+						+ "' is not a valid Kafka topic name.", "Use letters, digits, '.', '_' and '-' (at most 249).");
+			}
+		}
+
+		private static void positive(String property, @Nullable Duration value) {
+			if (value == null || value.isNegative() || value.isZero()) {
+				throw new TandemConfigurationException(property, property + " is " + DurationText.of(value)
+						+ "; it must be positive.", "Set " + property + " to a positive duration such as 5s.");
+			}
+		}
+
 		public boolean isEnabled() {
 			return this.enabled;
 		}
@@ -440,7 +486,7 @@ public class TandemProperties {
 			// checked while binding, before any bean connects to a cluster
 			if (reachabilityCheckInterval == null || reachabilityCheckInterval.isNegative()) {
 				throw new IllegalArgumentException("tandem.failover.reachability-check-interval must not be empty or negative but was "
-						+ ((reachabilityCheckInterval != null) ? reachabilityCheckInterval.toMillis() + " ms" : "empty") + "; set a positive interval such as 1s (the default), "
+						+ DurationText.of(reachabilityCheckInterval) + "; set a positive interval such as 1s (the default), "
 						+ "or 0 to check only when producers send and when /actuator/kafkaleaders or health is read");
 			}
 			this.reachabilityCheckInterval = reachabilityCheckInterval;

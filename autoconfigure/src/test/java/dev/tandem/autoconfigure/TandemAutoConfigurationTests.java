@@ -239,9 +239,14 @@ class TandemAutoConfigurationTests {
 		configured().withPropertyValues("tandem.transaction.slots=0")
 			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())
 				.contains("tandem.transaction.slots"));
-		configured().withPropertyValues("tandem.transaction.commit-timeout=-5s")
-			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())
-				.contains("tandem.transaction.commit-timeout"));
+		configured().withPropertyValues("tandem.transaction.commit-timeout=-5s",
+				"tandem.coordinator.data-dir=" + this.dataDir.resolve("never-created"))
+			.run((context) -> {
+				assertThat(analysis(context.getStartupFailure()).getDescription())
+					.contains("tandem.transaction.commit-timeout is -5s;");
+				// checked before the embedded coordinator starts: a bad start leaves no data directory
+				assertThat(this.dataDir.resolve("never-created")).doesNotExist();
+			});
 		configured().withPropertyValues("tandem.transaction.timeout=30d")
 			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())
 				.contains("tandem.transaction.timeout"));

@@ -31,6 +31,7 @@ import org.springframework.kafka.listener.MessageListenerContainer;
 
 import dev.tandem.autoconfigure.kafka.ListenerContainerStatus.FailedRecord;
 import dev.tandem.autoconfigure.kafka.ListenerContainerStatus.State;
+import dev.tandem.autoconfigure.diagnostics.DurationText;
 import dev.tandem.autoconfigure.transaction.FailedRecordException;
 import dev.tandem.clients.BoundedAdmin;
 
@@ -266,8 +267,8 @@ public class ListenerContainerMonitor implements ListenerContainerStatuses, Appl
 				logger.error("Listener container '{}' of cluster '{}' (group '{}') stalled: {} record(s) delivered to it "
 						+ "have waited {} ms without a commit (partitions {}). Look for a listener call that does not "
 						+ "return or a transaction that keeps failing in the log above; "
-						+ "tandem.listener.stall-threshold ({} ms) sets when this is reported.", id, cluster, group, waiting,
-						now - next.waitingSinceMs(), assigned.keySet(), this.stallThreshold.toMillis());
+						+ "tandem.listener.stall-threshold ({}) sets when this is reported.", id, cluster, group, waiting,
+						now - next.waitingSinceMs(), assigned.keySet(), DurationText.of(this.stallThreshold));
 			}
 			else if (!next.stalled() && last.stalled()) {
 				logger.info("Listener container '{}' of cluster '{}' (group '{}') commits again", id, cluster, group);

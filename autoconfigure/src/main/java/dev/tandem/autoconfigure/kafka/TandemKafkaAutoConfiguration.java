@@ -15,6 +15,7 @@ import org.springframework.kafka.core.KafkaTemplate;
 
 import dev.tandem.autoconfigure.TandemClusters;
 import dev.tandem.autoconfigure.TandemProperties;
+import dev.tandem.autoconfigure.diagnostics.DurationText;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
 import dev.tandem.autoconfigure.transaction.FailedRecordPolicy;
 import dev.tandem.autoconfigure.transaction.TandemTransactionAutoConfiguration;
@@ -46,7 +47,7 @@ public class TandemKafkaAutoConfiguration {
 		Duration threshold = properties.getListener().getStallThreshold();
 		if (threshold == null || threshold.isNegative()) {
 			throw new TandemConfigurationException("tandem.listener.stall-threshold", "tandem.listener.stall-threshold is "
-					+ ((threshold != null) ? threshold.toMillis() + " ms" : "empty") + "; it must not be negative.",
+					+ DurationText.of(threshold) + "; it must not be negative.",
 					"Set tandem.listener.stall-threshold to a duration such as 2m, or 0 to turn the stall check off.");
 		}
 		return new ListenerContainerMonitor(() -> {
