@@ -16,6 +16,7 @@ import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionManager.TransactionInfo;
 import dev.tandem.transaction.DecisionLog;
 import dev.tandem.transaction.DecisionState;
+import dev.tandem.transaction.HangingTransactions;
 import dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome;
 import dev.tandem.transaction.InstanceLease;
 import dev.tandem.transaction.Settlement;
@@ -86,7 +87,7 @@ public class KafkaTransactionsEndpoint {
 				snapshot.meanCommitMillis(), inFlight, this.manager.inDoubtCount(),
 				snapshot.recentHeuristics().stream().map(HeuristicDescriptor::of).toList(),
 				this.manager.staleDecisions().stream().map(StaleDecisionDescriptor::of).toList(),
-				this.manager.leaseLostTo(), this.listeners.get(), leases());
+				this.manager.leaseLostTo(), this.listeners.get(), leases(), this.manager.hangingTransactions(this.timeout));
 	}
 
 	/** The leases of this app's instances in the decision log, or the reason they could not be read. */
@@ -167,11 +168,14 @@ public class KafkaTransactionsEndpoint {
 	 * @param listeners Tandem's listener containers: running, paused, stalled, failed (with the
 	 *     record that stopped it) or stopped
 	 * @param leases the leases of this app's instances in the decision log
+	 * @param hanging this app's Kafka transactions open on a broker with nobody to end them (their
+	 *     instance's lease expired unclaimed, or older than the transaction timeout), per cluster,
+	 *     read at each call
 	 */
 	public record TransactionsDescriptor(String owner, List<String> clusters, Counts counts, double meanCommitMillis,
 			List<TransactionDescriptor> inFlight, int inDoubt, List<HeuristicDescriptor> recentHeuristics,
 			List<StaleDecisionDescriptor> staleDecisions, @Nullable String leaseLostTo,
-			List<ListenerContainerStatus> listeners, LeasesDescriptor leases) {
+			List<ListenerContainerStatus> listeners, LeasesDescriptor leases, HangingTransactions.Report hanging) {
 	}
 
 	/**

@@ -30,6 +30,7 @@ import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.Decision.ParticipantRecord;
 import dev.tandem.transaction.DecisionState;
 import dev.tandem.transaction.DuplicateInstanceException;
+import dev.tandem.transaction.HangingTransactions;
 import dev.tandem.transaction.InstanceLease;
 import dev.tandem.transaction.LeaseClaimedException;
 import dev.tandem.transaction.ProtocolHook;
@@ -214,6 +215,46 @@ class InstanceTakeoverTests {
 			});
 		System.out.printf("decided transaction of a dead instance visible everywhere %d ms after the kill (lease %d ms)%n",
 				stallMs, LEASE.toMillis());
+	}
+
+	@Test
+	void anOpenTransactionOfAnInstanceKilledWithoutASurvivorIsListedAsHangingWithinOneLeaseTimeout() {
+		// an instance of the app that reads but takes nothing over (leases off): no survivor
+		CrossClusterTransactionManager observer = CrossClusterTransactionManager.builder()
+			.cluster("east", clientConfig("east"))
+			.cluster("west", clientConfig("west"))
+			.idPrefix(this.topic)
+			.instanceId("observer")
+			.decisionLog(log())
+			.transactionTimeout(Duration.ofMinutes(5))
+			.leaseTimeout(Duration.ZERO)
+			.build();
+		observer.start();
+		this.managers.add(observer);
+		killedAt(ProtocolStep.AFTER_PREPARE);
+		long killedAtMs = System.currentTimeMillis();
+		await().atMost(LEASE.plus(Duration.ofSeconds(10))).untilAsserted(() -> {
+			HangingTransactions.Report report = observer.hangingTransactions(Duration.ofSeconds(5));
+			assertThat(report.unavailable()).isEmpty();
+			assertThat(report.transactions()).extracting(HangingTransactions.Hanging::cluster)
+				.containsExactlyInAnyOrder("east", "west");
+		});
+		long listedAfterMs = System.currentTimeMillis() - killedAtMs;
+		assertThat(listedAfterMs).isLessThan(LEASE.plus(Duration.ofSeconds(10)).toMillis());
+		assertThat(observer.hangingTransactions(Duration.ofSeconds(5)).transactions()).allSatisfy((hanging) -> {
+			assertThat(hanging.owner()).isEqualTo(this.topic + ".doomed");
+			assertThat(hanging.transactionalId()).startsWith(this.topic + "." + hanging.cluster() + ".doomed.");
+			assertThat(hanging.state()).isEqualTo("Ongoing");
+			assertThat(hanging.partitions()).isPositive();
+			assertThat(hanging.reason()).contains("lease expired").contains("nobody claimed it");
+		});
+		// the same in the app's actuator
+		assertThat(new KafkaTransactionsEndpoint(observer, new TransactionStatistics(), log(), Duration.ofSeconds(5))
+			.transactions()
+			.hanging()
+			.transactions()).extracting(HangingTransactions.Hanging::owner)
+			.containsOnly(this.topic + ".doomed")
+			.hasSize(2);
 	}
 
 	@Test

@@ -67,6 +67,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 	private final @Nullable InstanceLeaseKeeper leases;
 
+	private final HangingTransactions hanging;
+
 	private final @Nullable KafkaInstanceGuard guard;
 
 	private final boolean requireAllClustersAtStart;
@@ -104,6 +106,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		this.resolver = new InDoubtResolver(new InDoubtResolver.Settings(owner(), this.clients, decisionLog,
 				builder.participantProtocol, listener, builder.commitTimeout, builder.decisionTimeout,
 				builder.recoveryInterval), this.pool, pendingRecoveries);
+		this.hanging = new HangingTransactions(this.clients, this.idPrefix, owner(), decisionLog,
+				builder.transactionTimeout);
 		boolean leased = !builder.leaseTimeout.isZero() && decisionLog.supportsLeases();
 		this.leases = leased ? new InstanceLeaseKeeper(decisionLog, this.idPrefix, this.instanceId, builder.leaseTimeout,
 				builder.staleDecisionAge, builder.decisionTimeout, this.resolver, System::currentTimeMillis) : null;
@@ -353,6 +357,17 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	 */
 	public String owner() {
 		return this.idPrefix + "." + this.instanceId;
+	}
+
+	/**
+	 * Lists this app's Kafka transactions that are open on a broker with nobody to end them: their
+	 * instance holds no live lease and nobody claimed it, or they are older than the transaction
+	 * timeout (see {@link HangingTransactions}). Reads every cluster and the decision log.
+	 * @param timeout the bound of each cluster's reads and of the lease read
+	 * @return the hanging transactions, oldest first, and what could not be read
+	 */
+	public HangingTransactions.Report hangingTransactions(Duration timeout) {
+		return this.hanging.find(timeout);
 	}
 
 	/**
