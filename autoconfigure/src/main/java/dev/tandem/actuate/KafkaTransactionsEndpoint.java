@@ -143,6 +143,27 @@ public class KafkaTransactionsEndpoint {
 	}
 
 	/**
+	 * Aborts a hanging Kafka transaction by hand ({@code POST
+	 * /actuator/kafkatransactions/{cluster}/{transactionalId}}): one listed under {@code hanging},
+	 * fenced so that its broker aborts it and the last stable offset moves on. Refused (400) for a
+	 * transaction that is not hanging and for a participant of a decided transaction, which must
+	 * commit. Logged at WARN.
+	 * @param cluster the cluster it is open on
+	 * @param transactionalId its transactional id
+	 * @return the transaction as it was listed before the abort
+	 * @throws IllegalArgumentException if it is not hanging, or is a participant of a decided transaction
+	 */
+	@WriteOperation
+	public HangingTransactions.Hanging abortHanging(@Selector String cluster, @Selector String transactionalId) {
+		try {
+			return this.manager.abortHanging(cluster, transactionalId, this.timeout);
+		}
+		catch (IllegalStateException ex) {
+			throw new IllegalArgumentException(ex.getMessage(), ex);
+		}
+	}
+
+	/**
 	 * The outcome of a settlement.
 	 *
 	 * @param id the transaction id

@@ -255,6 +255,67 @@ class InstanceTakeoverTests {
 			.transactions()).extracting(HangingTransactions.Hanging::owner)
 			.containsOnly(this.topic + ".doomed")
 			.hasSize(2);
+		HangingTransactions.Hanging east = observer.hangingTransactions(Duration.ofSeconds(5)).transactions()
+			.stream()
+			.filter((hanging) -> hanging.cluster().equals("east"))
+			.findFirst()
+			.orElseThrow();
+		// it pins the last stable offset of the partitions it holds: a record committed after it there is
+		// not visible (one per partition of the topic is written)
+		commitAfter("east", "later-east");
+		assertThat(committed("east")).hasSizeLessThan(3);
+		// an operator's abort (not decided): the LSO moves on, the doomed records stay invisible
+		new KafkaTransactionsEndpoint(observer, new TransactionStatistics(), log(), Duration.ofSeconds(5))
+			.abortHanging("east", east.transactionalId());
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(committed("east")).containsExactlyInAnyOrder("later-east", "later-east",
+					"later-east"));
+		HangingTransactions.Hanging west = observer.hangingTransactions(Duration.ofSeconds(5)).transactions()
+			.stream()
+			.filter((hanging) -> hanging.cluster().equals("west"))
+			.findFirst()
+			.orElseThrow();
+		// west still hangs (the marker topic's LSO too, which other tests read): abort it as well
+		observer.abortHanging("west", west.transactionalId(), Duration.ofSeconds(5));
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(observer.hangingTransactions(Duration.ofSeconds(5)).transactions()).isEmpty());
+		assertThat(committed("west")).isEmpty();
+	}
+
+	@Test
+	void aHangingParticipantOfADecidedTransactionIsNeverAbortedByHand() {
+		CrossClusterTransactionManager observer = CrossClusterTransactionManager.builder()
+			.cluster("east", clientConfig("east"))
+			.cluster("west", clientConfig("west"))
+			.idPrefix(this.topic)
+			.instanceId("observer")
+			.decisionLog(log())
+			.transactionTimeout(Duration.ofMinutes(5))
+			.leaseTimeout(Duration.ZERO)
+			.build();
+		observer.start();
+		this.managers.add(observer);
+		String id = killedAt(ProtocolStep.AFTER_DECISION);
+		HangingTransactions.Hanging west = await().atMost(LEASE.plus(Duration.ofSeconds(10)))
+			.until(() -> observer.hangingTransactions(Duration.ofSeconds(5)).transactions()
+				.stream()
+				.filter((hanging) -> hanging.cluster().equals("west"))
+				.findFirst()
+				.orElse(null), java.util.Objects::nonNull);
+		assertThatExceptionOfType(IllegalArgumentException.class)
+			.isThrownBy(() -> new KafkaTransactionsEndpoint(observer, new TransactionStatistics(), log(),
+					Duration.ofSeconds(5))
+				.abortHanging("west", west.transactionalId()))
+			.withMessageContaining("participant of decided transaction " + id)
+			.withMessageContaining("must commit");
+		assertThat(log().state(id, Duration.ofSeconds(5))).isEqualTo(DecisionState.DECIDED);
+		// what resolves it: the decision's commit, settled by hand
+		assertThat(observer.settle(id, Settlement.COMMIT)).isEqualTo(TransactionState.COMMITTED);
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+			assertThat(observer.hangingTransactions(Duration.ofSeconds(5)).transactions()).isEmpty();
+			assertThat(committed("east")).containsExactlyInAnyOrder("east-0", "east-1", "east-2");
+			assertThat(committed("west")).containsExactlyInAnyOrder("west-0", "west-1", "west-2");
+		});
 	}
 
 	@Test

@@ -371,6 +371,24 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	}
 
 	/**
+	 * Aborts one of {@link #hangingTransactions(Duration)} by fencing its transactional id, an
+	 * operator's decision (logged at WARN); refused for a participant of a decided transaction.
+	 * @param cluster the cluster it is open on
+	 * @param transactionalId its transactional id
+	 * @param timeout the bound of each read and of the fencing
+	 * @return the transaction as it was listed before the abort
+	 * @throws IllegalArgumentException if it is not a hanging transaction of this app
+	 * @throws IllegalStateException if a decided transaction names it as a participant
+	 * @throws TandemException if a cluster or the decision log cannot be read, or the fencing fails
+	 */
+	public HangingTransactions.Hanging abortHanging(String cluster, String transactionalId, Duration timeout) {
+		HangingTransactions.Hanging aborted = this.hanging.abort(cluster, transactionalId, timeout);
+		logger.warn("Aborted hanging transaction {} on cluster '{}' of {} by hand ({}; open {} ms, {} partition(s))",
+				transactionalId, cluster, aborted.owner(), aborted.reason(), aborted.ageMs(), aborted.partitions());
+		return aborted;
+	}
+
+	/**
 	 * Returns the app's id prefix: instances with the same prefix may take over each other.
 	 * @return the id prefix
 	 * @since 0.1.0

@@ -113,6 +113,64 @@ public final class HangingTransactions {
 	}
 
 	/**
+	 * Aborts one hanging transaction, an operator's decision: fences its transactional id (Admin
+	 * {@code fenceProducers}, KIP-618), so that its broker aborts the open transaction at once and
+	 * the partitions' last stable offset moves on; a later run of the owner initializes the id again
+	 * as usual. Refused for a transaction that is not hanging (a live instance's, or not open) and
+	 * for a participant of a decided transaction, which must commit (settle the decision instead).
+	 * @param cluster the cluster it is open on
+	 * @param transactionalId its transactional id
+	 * @param timeout the bound of each read and of the fencing
+	 * @return the transaction as it was listed before the abort
+	 * @throws IllegalArgumentException if it is not a hanging transaction of this app
+	 * @throws IllegalStateException if a decided transaction names it as a participant
+	 * @throws TandemException if a cluster or the decision log cannot be read, or the fencing fails
+	 */
+	public Hanging abort(String cluster, String transactionalId, Duration timeout) {
+		Report report = find(timeout);
+		Hanging hanging = report.transactions()
+			.stream()
+			.filter((candidate) -> candidate.cluster().equals(cluster) && candidate.transactionalId().equals(transactionalId))
+			.findFirst()
+			.orElse(null);
+		if (hanging == null) {
+			if (report.unavailable().containsKey(cluster)) {
+				throw new TandemException("Cannot read the transactions of cluster '" + cluster + "': "
+						+ report.unavailable().get(cluster));
+			}
+			throw new IllegalArgumentException("'" + transactionalId + "' on cluster '" + cluster
+					+ "' is not a hanging transaction of this app (not open, not this app's, or its instance is live)");
+		}
+		for (Decision decision : this.decisionLog.inDoubt(hanging.owner(), timeout)) {
+			for (Decision.ParticipantRecord participant : decision.participants()) {
+				if (participant.cluster().equals(cluster) && participant.transactionalId().equals(transactionalId)) {
+					throw new IllegalStateException("'" + transactionalId + "' on cluster '" + cluster
+							+ "' is a participant of decided transaction " + decision.transactionId()
+							+ ": it must commit, never abort; settle that transaction with action commit");
+				}
+			}
+		}
+		Admin admin = this.clients.admin(cluster, timeout);
+		try {
+			admin.fenceProducers(List.of(transactionalId)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new TandemException("Interrupted while aborting '" + transactionalId + "' on cluster '" + cluster + "'",
+					ex);
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
+			throw new TandemException("Could not abort '" + transactionalId + "' on cluster '" + cluster + "': " + cause,
+					cause);
+		}
+		finally {
+			admin.close(Duration.ofSeconds(1));
+		}
+		return hanging;
+	}
+
+	/**
 	 * Why a transaction of this owner, open {@code ageMs}, hangs, or null if it does not; without
 	 * the leases (a log that keeps none, or could not be read) only its age tells.
 	 */
