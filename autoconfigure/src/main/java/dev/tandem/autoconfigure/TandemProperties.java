@@ -208,6 +208,21 @@ public class TandemProperties {
 		private Duration staleDecisionAge = Duration.ofMinutes(1);
 
 		/**
+		 * How often the app's Kafka transactions open on a broker with nobody to end them are
+		 * counted for the tandem.transaction.hanging gauge (an Admin listTransactions per
+		 * cluster); needs Micrometer. 0 turns the check off.
+		 */
+		private Duration hangingCheckInterval = Duration.ofMinutes(1);
+
+		public Duration getHangingCheckInterval() {
+			return this.hangingCheckInterval;
+		}
+
+		public void setHangingCheckInterval(Duration hangingCheckInterval) {
+			this.hangingCheckInterval = hangingCheckInterval;
+		}
+
+		/**
 		 * Whether every cluster must answer at start-up. By default the app starts without a
 		 * cluster that is down (its health is DOWN, its marker topic and in-doubt transactions are
 		 * recovered in the background, and transactions that need it fail fast until it is back).
@@ -267,6 +282,12 @@ public class TandemProperties {
 				throw new TandemConfigurationException("tandem.transaction.timeout", "tandem.transaction.timeout "
 						+ DurationText.of(this.timeout) + " exceeds what Kafka's transaction.timeout.ms can hold.",
 						"Set tandem.transaction.timeout to at most the brokers' transaction.max.timeout.ms (15m by default).");
+			}
+			if (this.hangingCheckInterval == null || this.hangingCheckInterval.isNegative()) {
+				throw new TandemConfigurationException("tandem.transaction.hanging-check-interval",
+						"tandem.transaction.hanging-check-interval is " + DurationText.of(this.hangingCheckInterval)
+								+ "; it must not be negative.",
+						"Set tandem.transaction.hanging-check-interval to a duration such as 1m, or 0 to turn the check off.");
 			}
 			if (this.markerTopic == null || !this.markerTopic.matches("[a-zA-Z0-9._-]{1,249}")) {
 				throw new TandemConfigurationException("tandem.transaction.marker-topic", "'" + this.markerTopic

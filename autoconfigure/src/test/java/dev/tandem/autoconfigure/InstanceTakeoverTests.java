@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.tandem.actuate.HangingTransactionsGauge;
 import dev.tandem.actuate.KafkaTransactionsEndpoint;
 import dev.tandem.coordinator.EmbeddedCoordinator;
 import dev.tandem.coordinator.client.RatisDecisionLog;
@@ -231,6 +232,9 @@ class InstanceTakeoverTests {
 			.build();
 		observer.start();
 		this.managers.add(observer);
+		io.micrometer.core.instrument.simple.SimpleMeterRegistry meters = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+		HangingTransactionsGauge gauge = new HangingTransactionsGauge(observer, meters, Duration.ofMillis(200),
+				Duration.ofSeconds(5));
 		killedAt(ProtocolStep.AFTER_PREPARE);
 		long killedAtMs = System.currentTimeMillis();
 		await().atMost(LEASE.plus(Duration.ofSeconds(10))).untilAsserted(() -> {
@@ -240,6 +244,8 @@ class InstanceTakeoverTests {
 				.containsExactlyInAnyOrder("east", "west");
 		});
 		long listedAfterMs = System.currentTimeMillis() - killedAtMs;
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> meters.get("tandem.transaction.hanging").gauge().value() == 2.0);
 		assertThat(listedAfterMs).isLessThan(LEASE.plus(Duration.ofSeconds(10)).toMillis());
 		assertThat(observer.hangingTransactions(Duration.ofSeconds(5)).transactions()).allSatisfy((hanging) -> {
 			assertThat(hanging.owner()).isEqualTo(this.topic + ".doomed");
@@ -280,6 +286,9 @@ class InstanceTakeoverTests {
 		await().atMost(Duration.ofSeconds(10))
 			.untilAsserted(() -> assertThat(observer.hangingTransactions(Duration.ofSeconds(5)).transactions()).isEmpty());
 		assertThat(committed("west")).isEmpty();
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> meters.get("tandem.transaction.hanging").gauge().value() == 0.0);
+		gauge.close();
 	}
 
 	@Test

@@ -358,6 +358,7 @@ class TandemAutoConfigurationTests {
 			io.micrometer.core.instrument.MeterRegistry registry = context
 				.getBean(io.micrometer.core.instrument.MeterRegistry.class);
 			assertThat(registry.find("tandem.transaction.in.doubt").gauge()).isNotNull();
+			assertThat(registry.find("tandem.transaction.hanging").gauge()).isNotNull();
 			assertThat(registry.find("tandem.transaction.commit").timers()).hasSize(2);
 			org.springframework.boot.health.contributor.CompositeHealthContributor clusters = context
 				.getBean("kafkaClustersHealthContributor", org.springframework.boot.health.contributor.CompositeHealthContributor.class);
@@ -394,6 +395,10 @@ class TandemAutoConfigurationTests {
 
 	@Test
 	void negativeStallThresholdIsReportedWithTheProperty() {
+		configured().withPropertyValues("tandem.transaction.hanging-check-interval=-1m").run((context) -> {
+			FailureAnalysis analysis = analysis(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("tandem.transaction.hanging-check-interval is -1m;");
+		});
 		configured().withPropertyValues("tandem.listener.stall-threshold=-5s").run((context) -> {
 			FailureAnalysis analysis = analysis(context.getStartupFailure());
 			assertThat(analysis.getDescription()).contains("tandem.listener.stall-threshold");

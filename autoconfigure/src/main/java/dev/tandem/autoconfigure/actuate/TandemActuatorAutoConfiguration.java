@@ -24,6 +24,7 @@ import org.springframework.context.annotation.Configuration;
 
 import dev.tandem.actuate.CoordinatorHealthIndicator;
 import dev.tandem.actuate.KafkaClusterHealthIndicator;
+import dev.tandem.actuate.HangingTransactionsGauge;
 import dev.tandem.actuate.KafkaTransactionsEndpoint;
 import dev.tandem.actuate.ListenerContainerMetrics;
 import dev.tandem.actuate.ListenerContainersHealthIndicator;
@@ -144,6 +145,15 @@ public class TandemActuatorAutoConfiguration {
 		static SmartInitializingSingleton tandemTransactionGauges(ObjectProvider<TransactionMetrics> metrics,
 				ObjectProvider<CrossClusterTransactionManager> manager) {
 			return () -> metrics.ifAvailable((m) -> manager.ifAvailable(m::bindTo));
+		}
+
+		@Bean(destroyMethod = "close")
+		@ConditionalOnMissingBean
+		@ConditionalOnBean(CrossClusterTransactionManager.class)
+		HangingTransactionsGauge tandemHangingTransactionsGauge(CrossClusterTransactionManager manager,
+				MeterRegistry registry, TandemProperties properties) {
+			return new HangingTransactionsGauge(manager, registry, properties.getTransaction().getHangingCheckInterval(),
+					properties.getTransaction().getDecisionTimeout());
 		}
 
 		@Bean

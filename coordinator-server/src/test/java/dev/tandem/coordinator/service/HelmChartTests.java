@@ -261,7 +261,8 @@ class HelmChartTests {
 		rules.forEach((rule) -> expressions.put((String) rule.get("alert"), (String) rule.get("expr")));
 		assertThat(expressions).containsOnlyKeys("TandemCoordinatorNoLeader", "TandemInDoubtTransactions",
 				"TandemHeuristicOutcome", "TandemStaleDecisions", "TandemCoordinatorRefusedRequests",
-				"TandemListenerStopped", "TandemListenerStalled");
+				"TandemListenerStopped", "TandemListenerStalled", "TandemHangingTransactions");
+		assertThat(expressions.get("TandemHangingTransactions")).contains("tandem_transaction_hanging").endsWith("> 0");
 		assertThat(expressions.get("TandemListenerStopped")).contains("tandem_listener_containers{state=\"failed\"}")
 			.endsWith("> 0");
 		assertThat(expressions.get("TandemListenerStalled")).contains("tandem_listener_containers{state=\"stalled\"}")
