@@ -3,6 +3,7 @@ package dev.tandem.actuate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -10,11 +11,14 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
+import dev.tandem.autoconfigure.kafka.ListenerContainerStatus;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionManager.TransactionInfo;
 import dev.tandem.transaction.DecisionLog;
 import dev.tandem.transaction.DecisionState;
+import dev.tandem.transaction.HangingTransactions;
 import dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome;
+import dev.tandem.transaction.InstanceLease;
 import dev.tandem.transaction.Settlement;
 import dev.tandem.transaction.StaleDecision;
 import dev.tandem.transaction.TransactionStatistics;
@@ -39,6 +43,8 @@ public class KafkaTransactionsEndpoint {
 
 	private final Duration timeout;
 
+	private final Supplier<List<ListenerContainerStatus>> listeners;
+
 	/**
 	 * Creates the endpoint.
 	 * @param manager the transaction manager
@@ -48,10 +54,25 @@ public class KafkaTransactionsEndpoint {
 	 */
 	public KafkaTransactionsEndpoint(CrossClusterTransactionManager manager, TransactionStatistics statistics,
 			DecisionLog decisionLog, Duration timeout) {
+		this(manager, statistics, decisionLog, timeout, List::of);
+	}
+
+	/**
+	 * Creates the endpoint with the status of Tandem's listener containers.
+	 * @param manager the transaction manager
+	 * @param statistics the outcome counters
+	 * @param decisionLog the decision log, for transactions not in flight here
+	 * @param timeout how long a decision-log read may take
+	 * @param listeners the listener containers' statuses, read at each call
+	 * @since 0.1.0
+	 */
+	public KafkaTransactionsEndpoint(CrossClusterTransactionManager manager, TransactionStatistics statistics,
+			DecisionLog decisionLog, Duration timeout, Supplier<List<ListenerContainerStatus>> listeners) {
 		this.manager = manager;
 		this.statistics = statistics;
 		this.decisionLog = decisionLog;
 		this.timeout = timeout;
+		this.listeners = listeners;
 	}
 
 	@ReadOperation
@@ -66,7 +87,24 @@ public class KafkaTransactionsEndpoint {
 				snapshot.meanCommitMillis(), inFlight, this.manager.inDoubtCount(),
 				snapshot.recentHeuristics().stream().map(HeuristicDescriptor::of).toList(),
 				this.manager.staleDecisions().stream().map(StaleDecisionDescriptor::of).toList(),
-				this.manager.leaseLostTo());
+				this.manager.leaseLostTo(), this.listeners.get(), leases(), this.manager.hangingTransactions(this.timeout));
+	}
+
+	/** The leases of this app's instances in the decision log, or the reason they could not be read. */
+	private LeasesDescriptor leases() {
+		if (!this.decisionLog.supportsLeases()) {
+			return new LeasesDescriptor(List.of(), "the decision log keeps no leases");
+		}
+		try {
+			long now = System.currentTimeMillis();
+			return new LeasesDescriptor(this.decisionLog.leases(this.manager.idPrefix(), this.timeout)
+				.stream()
+				.map((lease) -> LeaseDescriptor.of(lease, this.manager.owner(), now))
+				.toList(), null);
+		}
+		catch (RuntimeException ex) {
+			return new LeasesDescriptor(List.of(), "could not read the leases: " + ex.getMessage());
+		}
 	}
 
 	@ReadOperation
@@ -106,6 +144,27 @@ public class KafkaTransactionsEndpoint {
 	}
 
 	/**
+	 * Aborts a hanging Kafka transaction by hand ({@code POST
+	 * /actuator/kafkatransactions/{cluster}/{transactionalId}}): one listed under {@code hanging},
+	 * fenced so that its broker aborts it and the last stable offset moves on. Refused (400) for a
+	 * transaction that is not hanging and for a participant of a decided transaction, which must
+	 * commit. Logged at WARN.
+	 * @param cluster the cluster it is open on
+	 * @param transactionalId its transactional id
+	 * @return the transaction as it was listed before the abort
+	 * @throws IllegalArgumentException if it is not hanging, or is a participant of a decided transaction
+	 */
+	@WriteOperation
+	public HangingTransactions.Hanging abortHanging(@Selector String cluster, @Selector String transactionalId) {
+		try {
+			return this.manager.abortHanging(cluster, transactionalId, this.timeout);
+		}
+		catch (IllegalStateException ex) {
+			throw new IllegalArgumentException(ex.getMessage(), ex);
+		}
+	}
+
+	/**
 	 * The outcome of a settlement.
 	 *
 	 * @param id the transaction id
@@ -128,10 +187,49 @@ public class KafkaTransactionsEndpoint {
 	 * @param staleDecisions decided but not completed transactions of any instance of this app,
 	 *     older than {@code tandem.transaction.stale-decision-age}, oldest first
 	 * @param leaseLostTo the instance that took this one's lease (it took this one for dead), or null
+	 * @param listeners Tandem's listener containers: running, paused, stalled, failed (with the
+	 *     record that stopped it) or stopped
+	 * @param leases the leases of this app's instances in the decision log
+	 * @param hanging this app's Kafka transactions open on a broker with nobody to end them (their
+	 *     instance's lease expired unclaimed, or older than the transaction timeout), per cluster,
+	 *     read at each call
 	 */
 	public record TransactionsDescriptor(String owner, List<String> clusters, Counts counts, double meanCommitMillis,
 			List<TransactionDescriptor> inFlight, int inDoubt, List<HeuristicDescriptor> recentHeuristics,
-			List<StaleDecisionDescriptor> staleDecisions, @Nullable String leaseLostTo) {
+			List<StaleDecisionDescriptor> staleDecisions, @Nullable String leaseLostTo,
+			List<ListenerContainerStatus> listeners, LeasesDescriptor leases, HangingTransactions.Report hanging) {
+	}
+
+	/**
+	 * The leases of this app's instances (a linearizable read of the decision log at each call,
+	 * bounded by {@code tandem.transaction.decision-timeout}).
+	 *
+	 * @param instances one lease per instance that holds or held one, by owner id
+	 * @param unavailable why they could not be listed, or null
+	 */
+	public record LeasesDescriptor(List<LeaseDescriptor> instances, @Nullable String unavailable) {
+	}
+
+	/**
+	 * One instance's lease.
+	 *
+	 * @param owner the instance's owner id ({@code <id-prefix>.<instance-id>})
+	 * @param self whether it is this instance's
+	 * @param run the incarnation of the run that holds it (a restart gets a new one)
+	 * @param expiresAt when it expires unless renewed
+	 * @param expired whether it had expired when read (the instance stopped renewing: dead, or paused)
+	 * @param claimedBy the instance that claimed it to take over, or null
+	 * @param takenOver whether that takeover finished
+	 */
+	public record LeaseDescriptor(String owner, boolean self, String run, Instant expiresAt, boolean expired,
+			@Nullable String claimedBy, boolean takenOver) {
+
+		static LeaseDescriptor of(InstanceLease lease, String self, long nowMs) {
+			return new LeaseDescriptor(lease.owner(), lease.owner().equals(self), lease.incarnation(),
+					Instant.ofEpochMilli(lease.expiresAtMs()), lease.isExpiredAt(nowMs), lease.claimedBy(),
+					lease.takenOver());
+		}
+
 	}
 
 	/**

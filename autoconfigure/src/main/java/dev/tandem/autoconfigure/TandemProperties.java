@@ -11,6 +11,9 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
+import dev.tandem.autoconfigure.diagnostics.DurationText;
+import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
+
 /**
  * Configuration properties for Tandem ({@code tandem.*}).
  *
@@ -205,6 +208,21 @@ public class TandemProperties {
 		private Duration staleDecisionAge = Duration.ofMinutes(1);
 
 		/**
+		 * How often the app's Kafka transactions open on a broker with nobody to end them are
+		 * counted for the tandem.transaction.hanging gauge (an Admin listTransactions per
+		 * cluster); needs Micrometer. 0 turns the check off.
+		 */
+		private Duration hangingCheckInterval = Duration.ofMinutes(1);
+
+		public Duration getHangingCheckInterval() {
+			return this.hangingCheckInterval;
+		}
+
+		public void setHangingCheckInterval(Duration hangingCheckInterval) {
+			this.hangingCheckInterval = hangingCheckInterval;
+		}
+
+		/**
 		 * Whether every cluster must answer at start-up. By default the app starts without a
 		 * cluster that is down (its health is DOWN, its marker topic and in-doubt transactions are
 		 * recovered in the background, and transactions that need it fail fast until it is back).
@@ -233,6 +251,55 @@ public class TandemProperties {
 
 		public void setStaleDecisionAge(Duration staleDecisionAge) {
 			this.staleDecisionAge = staleDecisionAge;
+		}
+
+		/**
+		 * Checks the settings before anything is started with them (the embedded coordinator
+		 * included, so that a bad start leaves no data directory behind). Durations in the
+		 * messages are written as in {@code application.yml}.
+		 * @throws TandemConfigurationException naming the property, if slots are below 1, a
+		 *     timeout or the stale-decision age is not positive, the lease timeout is negative or
+		 *     below 300 ms (0 turns leases off), the transaction timeout exceeds what Kafka holds,
+		 *     or the marker topic is not a valid topic name
+		 */
+		public void validate() {
+			if (this.slots < 1) {
+				throw new TandemConfigurationException("tandem.transaction.slots", "tandem.transaction.slots is "
+						+ this.slots + "; at least one transaction slot is needed.",
+						"Set tandem.transaction.slots to 1 or more (listener concurrency plus REQUIRES_NEW nesting depth).");
+			}
+			positive("tandem.transaction.commit-timeout", this.commitTimeout);
+			positive("tandem.transaction.decision-timeout", this.decisionTimeout);
+			positive("tandem.transaction.timeout", this.timeout);
+			positive("tandem.transaction.stale-decision-age", this.staleDecisionAge);
+			Duration lease = this.leaseTimeout;
+			if (lease == null || lease.isNegative() || (!lease.isZero() && lease.toMillis() < 300)) {
+				throw new TandemConfigurationException("tandem.transaction.lease-timeout", "tandem.transaction.lease-timeout "
+						+ DurationText.of(lease) + " is too short: the lease is renewed every third of it.",
+						"Set tandem.transaction.lease-timeout to 300ms or more (10s by default), or 0 to turn leases off.");
+			}
+			if (this.timeout.toMillis() > Integer.MAX_VALUE) {
+				throw new TandemConfigurationException("tandem.transaction.timeout", "tandem.transaction.timeout "
+						+ DurationText.of(this.timeout) + " exceeds what Kafka's transaction.timeout.ms can hold.",
+						"Set tandem.transaction.timeout to at most the brokers' transaction.max.timeout.ms (15m by default).");
+			}
+			if (this.hangingCheckInterval == null || this.hangingCheckInterval.isNegative()) {
+				throw new TandemConfigurationException("tandem.transaction.hanging-check-interval",
+						"tandem.transaction.hanging-check-interval is " + DurationText.of(this.hangingCheckInterval)
+								+ "; it must not be negative.",
+						"Set tandem.transaction.hanging-check-interval to a duration such as 1m, or 0 to turn the check off.");
+			}
+			if (this.markerTopic == null || !this.markerTopic.matches("[a-zA-Z0-9._-]{1,249}")) {
+				throw new TandemConfigurationException("tandem.transaction.marker-topic", "'" + this.markerTopic
+						+ "' is not a valid Kafka topic name.", "Use letters, digits, '.', '_' and '-' (at most 249).");
+			}
+		}
+
+		private static void positive(String property, @Nullable Duration value) {
+			if (value == null || value.isNegative() || value.isZero()) {
+				throw new TandemConfigurationException(property, property + " is " + DurationText.of(value)
+						+ "; it must be positive.", "Set " + property + " to a positive duration such as 5s.");
+			}
 		}
 
 		public boolean isEnabled() {
@@ -440,7 +507,7 @@ public class TandemProperties {
 			// checked while binding, before any bean connects to a cluster
 			if (reachabilityCheckInterval == null || reachabilityCheckInterval.isNegative()) {
 				throw new IllegalArgumentException("tandem.failover.reachability-check-interval must not be empty or negative but was "
-						+ ((reachabilityCheckInterval != null) ? reachabilityCheckInterval.toMillis() + " ms" : "empty") + "; set a positive interval such as 1s (the default), "
+						+ DurationText.of(reachabilityCheckInterval) + "; set a positive interval such as 1s (the default), "
 						+ "or 0 to check only when producers send and when /actuator/kafkaleaders or health is read");
 			}
 			this.reachabilityCheckInterval = reachabilityCheckInterval;
@@ -481,7 +548,23 @@ public class TandemProperties {
 		 */
 		private int pipelineDepth = 2;
 
+		/**
+		 * How long records delivered to a listener of a Tandem container may wait without a
+		 * commit of its group before the container is reported stalled (health DOWN, an ERROR
+		 * line, the tandem.listener.containers meter). Checked in the background every quarter
+		 * of it, at most every 10 seconds. 0 turns the check off.
+		 */
+		private Duration stallThreshold = Duration.ofMinutes(2);
+
 		private final DeadLetter deadLetter = new DeadLetter();
+
+		public Duration getStallThreshold() {
+			return this.stallThreshold;
+		}
+
+		public void setStallThreshold(Duration stallThreshold) {
+			this.stallThreshold = stallThreshold;
+		}
 
 		public int getPipelineDepth() {
 			return this.pipelineDepth;
@@ -531,10 +614,27 @@ public class TandemProperties {
 			private @Nullable String cluster;
 
 			/**
-			 * Suffix appended to a record's topic to name its dead-letter topic. The topic must
-			 * exist (or the cluster must create topics on first use).
+			 * Suffix appended to a record's topic to name its dead-letter topic. With
+			 * failed-record=dead-letter, the dead-letter topic of every topic a Tandem listener
+			 * consumes is checked at start-up: a missing one fails start-up unless
+			 * create-topics is set.
 			 */
 			private String topicSuffix = "-dlt";
+
+			/**
+			 * Whether missing dead-letter topics are created at start-up, with the partition
+			 * count of their source topic and the dead-letter cluster's default replication
+			 * factor.
+			 */
+			private boolean createTopics;
+
+			public boolean isCreateTopics() {
+				return this.createTopics;
+			}
+
+			public void setCreateTopics(boolean createTopics) {
+				this.createTopics = createTopics;
+			}
 
 			public @Nullable String getCluster() {
 				return this.cluster;

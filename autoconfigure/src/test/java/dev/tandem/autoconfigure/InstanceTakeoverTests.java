@@ -19,6 +19,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.tandem.actuate.HangingTransactionsGauge;
+import dev.tandem.actuate.KafkaTransactionsEndpoint;
 import dev.tandem.coordinator.EmbeddedCoordinator;
 import dev.tandem.coordinator.client.RatisDecisionLog;
 import dev.tandem.test.EmbeddedKafkaClusters;
@@ -29,6 +31,7 @@ import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.Decision.ParticipantRecord;
 import dev.tandem.transaction.DecisionState;
 import dev.tandem.transaction.DuplicateInstanceException;
+import dev.tandem.transaction.HangingTransactions;
 import dev.tandem.transaction.InstanceLease;
 import dev.tandem.transaction.LeaseClaimedException;
 import dev.tandem.transaction.ProtocolHook;
@@ -192,8 +195,137 @@ class InstanceTakeoverTests {
 		assertThat(this.survivorStatistics.snapshot().heuristic()).isZero();
 		assertThat(lease(this.topic + ".doomed").claimedBy()).isEqualTo(survivor.owner());
 		assertThat(lease(this.topic + ".doomed").takenOver()).isTrue();
+		// the same in the app's actuator: who is alive, who took over whom
+		KafkaTransactionsEndpoint.LeasesDescriptor leases = new KafkaTransactionsEndpoint(survivor,
+				this.survivorStatistics, log(), Duration.ofSeconds(5))
+			.transactions()
+			.leases();
+		assertThat(leases.unavailable()).isNull();
+		assertThat(leases.instances()).filteredOn((lease) -> lease.owner().equals(this.topic + ".doomed"))
+			.singleElement()
+			.satisfies((lease) -> {
+				assertThat(lease.self()).isFalse();
+				assertThat(lease.expired()).isTrue();
+				assertThat(lease.claimedBy()).isEqualTo(survivor.owner());
+				assertThat(lease.takenOver()).isTrue();
+			});
+		assertThat(leases.instances()).filteredOn(KafkaTransactionsEndpoint.LeaseDescriptor::self)
+			.singleElement()
+			.satisfies((lease) -> {
+				assertThat(lease.owner()).isEqualTo(survivor.owner());
+				assertThat(lease.expired()).isFalse();
+			});
 		System.out.printf("decided transaction of a dead instance visible everywhere %d ms after the kill (lease %d ms)%n",
 				stallMs, LEASE.toMillis());
+	}
+
+	@Test
+	void anOpenTransactionOfAnInstanceKilledWithoutASurvivorIsListedAsHangingWithinOneLeaseTimeout() {
+		// an instance of the app that reads but takes nothing over (leases off): no survivor
+		CrossClusterTransactionManager observer = CrossClusterTransactionManager.builder()
+			.cluster("east", clientConfig("east"))
+			.cluster("west", clientConfig("west"))
+			.idPrefix(this.topic)
+			.instanceId("observer")
+			.decisionLog(log())
+			.transactionTimeout(Duration.ofMinutes(5))
+			.leaseTimeout(Duration.ZERO)
+			.build();
+		observer.start();
+		this.managers.add(observer);
+		io.micrometer.core.instrument.simple.SimpleMeterRegistry meters = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+		HangingTransactionsGauge gauge = new HangingTransactionsGauge(observer, meters, Duration.ofMillis(200),
+				Duration.ofSeconds(5));
+		killedAt(ProtocolStep.AFTER_PREPARE);
+		long killedAtMs = System.currentTimeMillis();
+		await().atMost(LEASE.plus(Duration.ofSeconds(10))).untilAsserted(() -> {
+			HangingTransactions.Report report = observer.hangingTransactions(Duration.ofSeconds(5));
+			assertThat(report.unavailable()).isEmpty();
+			assertThat(report.transactions()).extracting(HangingTransactions.Hanging::cluster)
+				.containsExactlyInAnyOrder("east", "west");
+		});
+		long listedAfterMs = System.currentTimeMillis() - killedAtMs;
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> meters.get("tandem.transaction.hanging").gauge().value() == 2.0);
+		assertThat(listedAfterMs).isLessThan(LEASE.plus(Duration.ofSeconds(10)).toMillis());
+		assertThat(observer.hangingTransactions(Duration.ofSeconds(5)).transactions()).allSatisfy((hanging) -> {
+			assertThat(hanging.owner()).isEqualTo(this.topic + ".doomed");
+			assertThat(hanging.transactionalId()).startsWith(this.topic + "." + hanging.cluster() + ".doomed.");
+			assertThat(hanging.state()).isEqualTo("Ongoing");
+			assertThat(hanging.partitions()).isPositive();
+			assertThat(hanging.reason()).contains("lease expired").contains("nobody claimed it");
+		});
+		// the same in the app's actuator
+		assertThat(new KafkaTransactionsEndpoint(observer, new TransactionStatistics(), log(), Duration.ofSeconds(5))
+			.transactions()
+			.hanging()
+			.transactions()).extracting(HangingTransactions.Hanging::owner)
+			.containsOnly(this.topic + ".doomed")
+			.hasSize(2);
+		HangingTransactions.Hanging east = observer.hangingTransactions(Duration.ofSeconds(5)).transactions()
+			.stream()
+			.filter((hanging) -> hanging.cluster().equals("east"))
+			.findFirst()
+			.orElseThrow();
+		// it pins the last stable offset of the partitions it holds: a record committed after it there is
+		// not visible (one per partition of the topic is written)
+		commitAfter("east", "later-east");
+		assertThat(committed("east")).hasSizeLessThan(3);
+		// an operator's abort (not decided): the LSO moves on, the doomed records stay invisible
+		new KafkaTransactionsEndpoint(observer, new TransactionStatistics(), log(), Duration.ofSeconds(5))
+			.abortHanging("east", east.transactionalId());
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(committed("east")).containsExactlyInAnyOrder("later-east", "later-east",
+					"later-east"));
+		HangingTransactions.Hanging west = observer.hangingTransactions(Duration.ofSeconds(5)).transactions()
+			.stream()
+			.filter((hanging) -> hanging.cluster().equals("west"))
+			.findFirst()
+			.orElseThrow();
+		// west still hangs (the marker topic's LSO too, which other tests read): abort it as well
+		observer.abortHanging("west", west.transactionalId(), Duration.ofSeconds(5));
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(observer.hangingTransactions(Duration.ofSeconds(5)).transactions()).isEmpty());
+		assertThat(committed("west")).isEmpty();
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> meters.get("tandem.transaction.hanging").gauge().value() == 0.0);
+		gauge.close();
+	}
+
+	@Test
+	void aHangingParticipantOfADecidedTransactionIsNeverAbortedByHand() {
+		CrossClusterTransactionManager observer = CrossClusterTransactionManager.builder()
+			.cluster("east", clientConfig("east"))
+			.cluster("west", clientConfig("west"))
+			.idPrefix(this.topic)
+			.instanceId("observer")
+			.decisionLog(log())
+			.transactionTimeout(Duration.ofMinutes(5))
+			.leaseTimeout(Duration.ZERO)
+			.build();
+		observer.start();
+		this.managers.add(observer);
+		String id = killedAt(ProtocolStep.AFTER_DECISION);
+		HangingTransactions.Hanging west = await().atMost(LEASE.plus(Duration.ofSeconds(10)))
+			.until(() -> observer.hangingTransactions(Duration.ofSeconds(5)).transactions()
+				.stream()
+				.filter((hanging) -> hanging.cluster().equals("west"))
+				.findFirst()
+				.orElse(null), java.util.Objects::nonNull);
+		assertThatExceptionOfType(IllegalArgumentException.class)
+			.isThrownBy(() -> new KafkaTransactionsEndpoint(observer, new TransactionStatistics(), log(),
+					Duration.ofSeconds(5))
+				.abortHanging("west", west.transactionalId()))
+			.withMessageContaining("participant of decided transaction " + id)
+			.withMessageContaining("must commit");
+		assertThat(log().state(id, Duration.ofSeconds(5))).isEqualTo(DecisionState.DECIDED);
+		// what resolves it: the decision's commit, settled by hand
+		assertThat(observer.settle(id, Settlement.COMMIT)).isEqualTo(TransactionState.COMMITTED);
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+			assertThat(observer.hangingTransactions(Duration.ofSeconds(5)).transactions()).isEmpty();
+			assertThat(committed("east")).containsExactlyInAnyOrder("east-0", "east-1", "east-2");
+			assertThat(committed("west")).containsExactlyInAnyOrder("west-0", "west-1", "west-2");
+		});
 	}
 
 	@Test

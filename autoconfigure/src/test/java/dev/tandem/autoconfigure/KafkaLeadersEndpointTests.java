@@ -168,6 +168,22 @@ class KafkaLeadersEndpointTests {
 			});
 	}
 
+	@Test
+	void aConfiguredClusterNoClientReachedYetAnswersWithNoClientsAndClustersKeepTheirConfiguredOrder() {
+		contextRunner().withPropertyValues("tandem.clusters.quiet.bootstrap-servers=" + kafka.cluster("east").bootstrapServers())
+			.run((context) -> {
+				KafkaLeadersEndpoint endpoint = context.getBean(KafkaLeadersEndpoint.class);
+				KafkaLeadersEndpoint.ClusterView quiet = endpoint.cluster("quiet");
+				assertThat(quiet).isNotNull();
+				assertThat(quiet.leaders().cluster()).isEqualTo("quiet");
+				assertThat(quiet.leaders().clients()).isEmpty();
+				assertThat(endpoint.topic("quiet", "leaders").clients()).isEmpty();
+				assertThat(endpoint.leaders().leaders().clusters()).containsOnlyKeys("east", "quiet");
+				assertThat(endpoint.leaders().leaders().clusters().keySet()).containsExactly("east", "quiet");
+				assertThat(endpoint.cluster("nowhere")).isNull();
+			});
+	}
+
 	private ApplicationContextRunner contextRunner() {
 		return new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(TandemFailoverAutoConfiguration.class, TandemAutoConfiguration.class,

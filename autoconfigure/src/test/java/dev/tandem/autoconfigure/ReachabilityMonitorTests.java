@@ -133,7 +133,7 @@ class ReachabilityMonitorTests {
 			assertThat(context.getStartupFailure())
 				.hasStackTraceContaining("Failed to bind properties under 'tandem.failover'");
 			assertThat(context.getStartupFailure()).rootCause()
-				.hasMessageContaining("tandem.failover.reachability-check-interval must not be empty or negative but was -1000 ms");
+				.hasMessageContaining("tandem.failover.reachability-check-interval must not be empty or negative but was -1s;");
 		});
 	}
 

@@ -239,9 +239,14 @@ class TandemAutoConfigurationTests {
 		configured().withPropertyValues("tandem.transaction.slots=0")
 			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())
 				.contains("tandem.transaction.slots"));
-		configured().withPropertyValues("tandem.transaction.commit-timeout=-5s")
-			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())
-				.contains("tandem.transaction.commit-timeout"));
+		configured().withPropertyValues("tandem.transaction.commit-timeout=-5s",
+				"tandem.coordinator.data-dir=" + this.dataDir.resolve("never-created"))
+			.run((context) -> {
+				assertThat(analysis(context.getStartupFailure()).getDescription())
+					.contains("tandem.transaction.commit-timeout is -5s;");
+				// checked before the embedded coordinator starts: a bad start leaves no data directory
+				assertThat(this.dataDir.resolve("never-created")).doesNotExist();
+			});
 		configured().withPropertyValues("tandem.transaction.timeout=30d")
 			.run((context) -> assertThat(analysis(context.getStartupFailure()).getDescription())
 				.contains("tandem.transaction.timeout"));
@@ -353,6 +358,7 @@ class TandemAutoConfigurationTests {
 			io.micrometer.core.instrument.MeterRegistry registry = context
 				.getBean(io.micrometer.core.instrument.MeterRegistry.class);
 			assertThat(registry.find("tandem.transaction.in.doubt").gauge()).isNotNull();
+			assertThat(registry.find("tandem.transaction.hanging").gauge()).isNotNull();
 			assertThat(registry.find("tandem.transaction.commit").timers()).hasSize(2);
 			org.springframework.boot.health.contributor.CompositeHealthContributor clusters = context
 				.getBean("kafkaClustersHealthContributor", org.springframework.boot.health.contributor.CompositeHealthContributor.class);
@@ -364,6 +370,39 @@ class TandemAutoConfigurationTests {
 				.getBean("tandemCoordinatorHealthContributor", org.springframework.boot.health.contributor.HealthIndicator.class)
 				.health();
 			assertThat(coordinator.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UP);
+		});
+	}
+
+	@Test
+	void listenerHealthAndMetersAreThereWithSpringKafkaAndCanBeTurnedOff() {
+		configured().withBean(io.micrometer.core.instrument.simple.SimpleMeterRegistry.class).run((context) -> {
+			assertThat(context).hasSingleBean(dev.tandem.autoconfigure.kafka.ListenerContainerMonitor.class)
+				.hasBean("tandemListenersHealthContributor");
+			org.springframework.boot.health.contributor.Health listeners = context
+				.getBean("tandemListenersHealthContributor", org.springframework.boot.health.contributor.HealthIndicator.class)
+				.health();
+			assertThat(listeners.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UP);
+			assertThat(context.getBean(io.micrometer.core.instrument.MeterRegistry.class)
+				.get("tandem.listener.containers").tag("state", "failed").gauge().value()).isZero();
+		});
+		configured().withPropertyValues("management.health.tandemlisteners.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean("tandemListenersHealthContributor"));
+		configured().withClassLoader(new FilteredClassLoader(KafkaTemplate.class))
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean("tandemListenersHealthContributor")
+				.doesNotHaveBean(dev.tandem.autoconfigure.kafka.ListenerContainerMonitor.class));
+	}
+
+	@Test
+	void negativeStallThresholdIsReportedWithTheProperty() {
+		configured().withPropertyValues("tandem.transaction.hanging-check-interval=-1m").run((context) -> {
+			FailureAnalysis analysis = analysis(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("tandem.transaction.hanging-check-interval is -1m;");
+		});
+		configured().withPropertyValues("tandem.listener.stall-threshold=-5s").run((context) -> {
+			FailureAnalysis analysis = analysis(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("tandem.listener.stall-threshold");
+			assertThat(analysis.getAction()).contains("tandem.listener.stall-threshold");
 		});
 	}
 

@@ -282,7 +282,7 @@ public final class FailoverReadiness {
 		for (String setting : BROKER_SETTINGS) {
 			Map<Verdict, List<Integer>> groups = new LinkedHashMap<>();
 			brokers.forEach((id, values) -> groups
-				.computeIfAbsent(brokerVerdict(setting, values, brokerError), (verdict) -> new ArrayList<>())
+				.computeIfAbsent(brokerVerdict(setting, values, brokerError, brokers.size()), (verdict) -> new ArrayList<>())
 				.add(id));
 			groups.forEach((verdict, ids) -> findings.add(verdict.finding(setting,
 					"broker" + ((ids.size() > 1) ? "s " : " ")
@@ -296,7 +296,8 @@ public final class FailoverReadiness {
 		return new FailoverReadinessReport(cluster, checkedAt, findings);
 	}
 
-	private static Verdict brokerVerdict(String setting, Map<String, String> values, @Nullable String error) {
+	private static Verdict brokerVerdict(String setting, Map<String, String> values, @Nullable String error,
+			int brokerCount) {
 		String value = values.get(setting);
 		if (value == null) {
 			String reason = (error != null) ? "Broker configs are not readable: " + error
@@ -311,7 +312,8 @@ public final class FailoverReadiness {
 			case BROKER_SESSION_TIMEOUT_MS -> sessionTimeout(value);
 			case BROKER_HEARTBEAT_INTERVAL_MS -> heartbeatInterval(value, values.get(BROKER_SESSION_TIMEOUT_MS));
 			case UNCLEAN_LEADER_ELECTION_ENABLE -> uncleanElection(value, null);
-			case MIN_INSYNC_REPLICAS -> brokerMinInsyncReplicas(value, values.get(DEFAULT_REPLICATION_FACTOR));
+			case MIN_INSYNC_REPLICAS -> (brokerCount == 1) ? singleBrokerMinInsyncReplicas(value)
+					: brokerMinInsyncReplicas(value, values.get(DEFAULT_REPLICATION_FACTOR));
 			case REPLICA_LAG_TIME_MAX_MS -> replicaLagTime(value);
 			case AUTO_LEADER_REBALANCE_ENABLE -> autoLeaderRebalance(value);
 			default -> throw new IllegalStateException("No rule for " + setting);
@@ -361,6 +363,20 @@ public final class FailoverReadiness {
 			return new Verdict(Severity.WARNING, value, "set false", reason);
 		}
 		return new Verdict(Severity.OK, value, KEEP, reason);
+	}
+
+	/**
+	 * A cluster of one broker (a demo's, a test's) has no replica to fail over to: 1 is the only
+	 * value that lets acks=all produce, so it is worth knowing, not a warning.
+	 */
+	private static Verdict singleBrokerMinInsyncReplicas(String value) {
+		if (parse(value) > 1) {
+			return new Verdict(Severity.WARNING, value, "set 1 or add brokers",
+					"A cluster of one broker cannot hold more than one in-sync replica: acks=all produce fails "
+							+ "(NOT_ENOUGH_REPLICAS)");
+		}
+		return new Verdict(Severity.INFO, value, KEEP,
+				"A cluster of one broker has no replica to fail over to (fine for a demo or a test, not for failover)");
 	}
 
 	private static Verdict brokerMinInsyncReplicas(String value, @Nullable String defaultReplicationFactor) {

@@ -67,6 +67,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 	private final @Nullable InstanceLeaseKeeper leases;
 
+	private final HangingTransactions hanging;
+
 	private final @Nullable KafkaInstanceGuard guard;
 
 	private final boolean requireAllClustersAtStart;
@@ -104,6 +106,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		this.resolver = new InDoubtResolver(new InDoubtResolver.Settings(owner(), this.clients, decisionLog,
 				builder.participantProtocol, listener, builder.commitTimeout, builder.decisionTimeout,
 				builder.recoveryInterval), this.pool, pendingRecoveries);
+		this.hanging = new HangingTransactions(this.clients, this.idPrefix, owner(), decisionLog,
+				builder.transactionTimeout);
 		boolean leased = !builder.leaseTimeout.isZero() && decisionLog.supportsLeases();
 		this.leases = leased ? new InstanceLeaseKeeper(decisionLog, this.idPrefix, this.instanceId, builder.leaseTimeout,
 				builder.staleDecisionAge, builder.decisionTimeout, this.resolver, System::currentTimeMillis) : null;
@@ -353,6 +357,44 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	 */
 	public String owner() {
 		return this.idPrefix + "." + this.instanceId;
+	}
+
+	/**
+	 * Lists this app's Kafka transactions that are open on a broker with nobody to end them: their
+	 * instance holds no live lease and nobody claimed it, or they are older than the transaction
+	 * timeout (see {@link HangingTransactions}). Reads every cluster and the decision log.
+	 * @param timeout the bound of each cluster's reads and of the lease read
+	 * @return the hanging transactions, oldest first, and what could not be read
+	 */
+	public HangingTransactions.Report hangingTransactions(Duration timeout) {
+		return this.hanging.find(timeout);
+	}
+
+	/**
+	 * Aborts one of {@link #hangingTransactions(Duration)} by fencing its transactional id, an
+	 * operator's decision (logged at WARN); refused for a participant of a decided transaction.
+	 * @param cluster the cluster it is open on
+	 * @param transactionalId its transactional id
+	 * @param timeout the bound of each read and of the fencing
+	 * @return the transaction as it was listed before the abort
+	 * @throws IllegalArgumentException if it is not a hanging transaction of this app
+	 * @throws IllegalStateException if a decided transaction names it as a participant
+	 * @throws TandemException if a cluster or the decision log cannot be read, or the fencing fails
+	 */
+	public HangingTransactions.Hanging abortHanging(String cluster, String transactionalId, Duration timeout) {
+		HangingTransactions.Hanging aborted = this.hanging.abort(cluster, transactionalId, timeout);
+		logger.warn("Aborted hanging transaction {} on cluster '{}' of {} by hand ({}; open {} ms, {} partition(s))",
+				transactionalId, cluster, aborted.owner(), aborted.reason(), aborted.ageMs(), aborted.partitions());
+		return aborted;
+	}
+
+	/**
+	 * Returns the app's id prefix: instances with the same prefix may take over each other.
+	 * @return the id prefix
+	 * @since 0.1.0
+	 */
+	public String idPrefix() {
+		return this.idPrefix;
 	}
 
 	/**

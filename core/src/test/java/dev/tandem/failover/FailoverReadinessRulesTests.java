@@ -60,7 +60,7 @@ class FailoverReadinessRulesTests {
 	void minInsyncReplicasOfOneOrEqualToTheReplicationFactorIsFlagged() {
 		Map<String, String> one = new LinkedHashMap<>(TUNED);
 		one.put("min.insync.replicas", "1");
-		assertThat(evaluate(brokers(one), Map.of()).findings("min.insync.replicas")).singleElement()
+		assertThat(evaluate(brokers(one, one, one), Map.of()).findings("min.insync.replicas")).singleElement()
 			.extracting(ReadinessFinding::severity)
 			.isEqualTo(Severity.WARNING);
 		FailoverReadinessReport report = evaluate(brokers(TUNED),
@@ -88,11 +88,29 @@ class FailoverReadinessRulesTests {
 				"broker.heartbeat.interval.ms", "2000", "unclean.leader.election.enable", "false",
 				"min.insync.replicas", "1", "default.replication.factor", "1", "replica.lag.time.max.ms", "30000",
 				"auto.leader.rebalance.enable", "true");
-		FailoverReadinessReport report = evaluate(brokers(defaults), Map.of());
+		FailoverReadinessReport report = evaluate(brokers(defaults, defaults, defaults), Map.of());
 		assertThat(report.warnings()).extracting(ReadinessFinding::setting)
 			.containsExactly("replica.fetch.backoff.ms", "broker.session.timeout.ms", "min.insync.replicas");
 		assertThat(report.findings(Severity.INFO)).extracting(ReadinessFinding::setting)
 			.containsExactly("replica.lag.time.max.ms", "auto.leader.rebalance.enable");
+	}
+
+	@Test
+	void aClusterOfOneBrokerIsNotWarnedAboutMinInsyncReplicasOfOneButAboutMoreThanOne() {
+		Map<String, String> one = new LinkedHashMap<>(TUNED);
+		one.put("min.insync.replicas", "1");
+		one.put("default.replication.factor", "1");
+		FailoverReadinessReport demo = evaluate(brokers(one), Map.of());
+		assertThat(demo.ready()).isTrue();
+		assertThat(demo.findings("min.insync.replicas")).singleElement().satisfies((finding) -> {
+			assertThat(finding.severity()).isEqualTo(Severity.INFO);
+			assertThat(finding.reason()).contains("one broker");
+		});
+		Map<String, String> two = new LinkedHashMap<>(one);
+		two.put("min.insync.replicas", "2");
+		assertThat(evaluate(brokers(two), Map.of()).findings("min.insync.replicas")).singleElement()
+			.extracting(ReadinessFinding::severity)
+			.isEqualTo(Severity.WARNING);
 	}
 
 	@SafeVarargs

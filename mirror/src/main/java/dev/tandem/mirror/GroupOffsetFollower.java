@@ -33,9 +33,11 @@ import org.slf4j.LoggerFactory;
  * Follows, at the group sync interval, on its own thread: the selected source groups' committed
  * offsets (Admin {@code listConsumerGroupOffsets}), whether each group has members on each target
  * (Admin {@code describeConsumerGroups}: a group with members there is never written), each group's
- * committed offsets on each target (a translation never moves a group backwards), and the
- * {@code read_committed} end offsets of the source partitions this instance mirrors (for the lag).
- * Readers see one consistent {@link Snapshot}. Thread-safe.
+ * committed offsets on each target (a translation never moves a group backwards). On a second
+ * thread, at the same interval and from the source alone: the {@code read_committed} end offsets
+ * of the source partitions this instance mirrors and the mirror's own committed offsets (for the
+ * lag), so that a target that does not answer cannot freeze the lag. Readers see one
+ * {@link Snapshot}: the latest of each part. Thread-safe.
  */
 final class GroupOffsetFollower implements AutoCloseable {
 
@@ -53,9 +55,16 @@ final class GroupOffsetFollower implements AutoCloseable {
 
 	private final ScheduledExecutorService executor;
 
-	private volatile Snapshot snapshot = Snapshot.EMPTY;
+	private final ScheduledExecutorService positionsExecutor;
+
+	/** The groups' part of the snapshot (its source ends and mirror offsets unused). */
+	private volatile Snapshot groups = Snapshot.EMPTY;
+
+	private volatile Positions positions = Positions.EMPTY;
 
 	private volatile boolean failing;
+
+	private volatile boolean positionsFailing;
 
 	GroupOffsetFollower(MirrorSettings settings, Admin source, Map<String, Admin> targets, Duration timeout,
 			Supplier<Collection<TopicPartition>> assigned) {
@@ -64,8 +73,13 @@ final class GroupOffsetFollower implements AutoCloseable {
 		this.targets = targets;
 		this.timeout = timeout;
 		this.assigned = assigned;
-		this.executor = Executors.newSingleThreadScheduledExecutor((runnable) -> {
-			Thread thread = new Thread(runnable, "tandem-mirror-groups-" + settings.source());
+		this.executor = daemon("tandem-mirror-groups-" + settings.source());
+		this.positionsExecutor = daemon("tandem-mirror-lag-" + settings.source());
+	}
+
+	private static ScheduledExecutorService daemon(String name) {
+		return Executors.newSingleThreadScheduledExecutor((runnable) -> {
+			Thread thread = new Thread(runnable, name);
 			thread.setDaemon(true);
 			return thread;
 		});
@@ -74,15 +88,34 @@ final class GroupOffsetFollower implements AutoCloseable {
 	void start() {
 		long interval = this.settings.groupSyncInterval().toMillis();
 		this.executor.scheduleWithFixedDelay(this::refreshQuietly, 0, interval, TimeUnit.MILLISECONDS);
+		this.positionsExecutor.scheduleWithFixedDelay(this::refreshPositionsQuietly, 0, interval,
+				TimeUnit.MILLISECONDS);
 	}
 
 	Snapshot snapshot() {
-		return this.snapshot;
+		return this.groups.with(this.positions);
+	}
+
+	private void refreshPositionsQuietly() {
+		try {
+			this.positions = readPositions();
+			if (this.positionsFailing) {
+				logger.info("Mirror {}: reading the source's end offsets works again", this.settings.source());
+				this.positionsFailing = false;
+			}
+		}
+		catch (RuntimeException ex) {
+			if (!this.positionsFailing) {
+				logger.warn("Mirror {}: could not read the source's end offsets ({}); the lag is the last one read; "
+						+ "retrying every {}", this.settings.source(), ex.toString(), this.settings.groupSyncInterval());
+				this.positionsFailing = true;
+			}
+		}
 	}
 
 	private void refreshQuietly() {
 		try {
-			this.snapshot = read();
+			this.groups = readGroups();
 			if (this.failing) {
 				logger.info("Mirror {}: reading group offsets works again", this.settings.source());
 				this.failing = false;
@@ -99,6 +132,19 @@ final class GroupOffsetFollower implements AutoCloseable {
 
 	/** Reads everything once, on the calling thread. */
 	Snapshot read() {
+		return readGroups().with(readPositions());
+	}
+
+	/** Reads the source's end offsets and the mirror's own committed offsets, from the source alone. */
+	private Positions readPositions() {
+		Map<TopicPartition, Long> ends = endOffsets(this.assigned.get());
+		Map<TopicPartition, OffsetAndMetadata> own = committed(this.source, Set.of(this.settings.consumerGroup()),
+				this.settings.source()).getOrDefault(this.settings.consumerGroup(), Map.of());
+		return new Positions(Map.copyOf(ends), own);
+	}
+
+	/** Reads the groups on the source and on every target. */
+	private Snapshot readGroups() {
 		Set<String> groups = groups();
 		Map<String, Map<TopicPartition, OffsetAndMetadata>> sourceOffsets = groups.isEmpty() ? Map.of()
 				: committed(this.source, groups, this.settings.source());
@@ -109,11 +155,8 @@ final class GroupOffsetFollower implements AutoCloseable {
 			active.put(target, groups.isEmpty() ? Set.of() : activeGroups(admin, groups, target));
 			targetOffsets.put(target, groups.isEmpty() ? Map.of() : committed(admin, groups, target));
 		}
-		Map<TopicPartition, Long> ends = endOffsets(this.assigned.get());
-		Map<TopicPartition, OffsetAndMetadata> own = committed(this.source, Set.of(this.settings.consumerGroup()),
-				this.settings.source()).getOrDefault(this.settings.consumerGroup(), Map.of());
-		return new Snapshot(Map.copyOf(sourceOffsets), Map.copyOf(active), Map.copyOf(targetOffsets), Map.copyOf(ends),
-				own, System.currentTimeMillis());
+		return new Snapshot(Map.copyOf(sourceOffsets), Map.copyOf(active), Map.copyOf(targetOffsets), Map.of(), Map.of(),
+				System.currentTimeMillis());
 	}
 
 	private Set<String> groups() {
@@ -196,8 +239,10 @@ final class GroupOffsetFollower implements AutoCloseable {
 	@Override
 	public void close() {
 		this.executor.shutdownNow();
+		this.positionsExecutor.shutdownNow();
 		try {
 			this.executor.awaitTermination(5, TimeUnit.SECONDS);
+			this.positionsExecutor.awaitTermination(5, TimeUnit.SECONDS);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
@@ -213,7 +258,7 @@ final class GroupOffsetFollower implements AutoCloseable {
 	 * @param targetOffsets target -> group -> committed offsets there
 	 * @param sourceEnds read_committed end offsets of the mirrored source partitions
 	 * @param mirrorCommitted the mirror's own committed offsets on the source
-	 * @param readAtMs when the read finished, epoch ms; 0 before the first read
+	 * @param readAtMs when the read of the groups finished, epoch ms; 0 before the first read
 	 */
 	record Snapshot(Map<String, Map<TopicPartition, OffsetAndMetadata>> sourceOffsets,
 			Map<String, Set<String>> activeOnTarget,
@@ -221,6 +266,12 @@ final class GroupOffsetFollower implements AutoCloseable {
 			Map<TopicPartition, Long> sourceEnds, Map<TopicPartition, OffsetAndMetadata> mirrorCommitted, long readAtMs) {
 
 		static final Snapshot EMPTY = new Snapshot(Map.of(), Map.of(), Map.of(), Map.of(), Map.of(), 0);
+
+		/** This snapshot's groups with the given source positions. */
+		Snapshot with(Positions positions) {
+			return new Snapshot(this.sourceOffsets, this.activeOnTarget, this.targetOffsets, positions.sourceEnds(),
+					positions.mirrorCommitted(), this.readAtMs);
+		}
 
 		boolean isActive(String target, String group) {
 			return this.activeOnTarget.getOrDefault(target, Set.of()).contains(group);
@@ -236,6 +287,17 @@ final class GroupOffsetFollower implements AutoCloseable {
 		List<String> groups() {
 			return List.copyOf(this.sourceOffsets.keySet());
 		}
+
+	}
+
+	/**
+	 * What the source holds and what the mirror committed there, read apart from the groups.
+	 * @param sourceEnds read_committed end offsets of the mirrored source partitions
+	 * @param mirrorCommitted the mirror's own committed offsets on the source
+	 */
+	record Positions(Map<TopicPartition, Long> sourceEnds, Map<TopicPartition, OffsetAndMetadata> mirrorCommitted) {
+
+		static final Positions EMPTY = new Positions(Map.of(), Map.of());
 
 	}
 

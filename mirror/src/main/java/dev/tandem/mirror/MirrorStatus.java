@@ -30,8 +30,8 @@ public record MirrorStatus(String source, List<String> targets, String instanceI
 	 *
 	 * @param topic source topic
 	 * @param partition partition
-	 * @param sourceEndOffset the source's {@code read_committed} end offset (last stable offset) at the
-	 *     last group sync, or -1 if not read yet
+	 * @param sourceEndOffset the source's {@code read_committed} end offset (last stable offset) at its
+	 *     last read (every group sync interval, from the source alone), or -1 if not read yet
 	 * @param mirroredOffset the next source offset to mirror (everything before it is committed on
 	 *     every target), or -1 if unknown
 	 * @param lagRecords {@code sourceEndOffset - mirroredOffset}, 0 or more

@@ -103,6 +103,12 @@ public final class Verification {
 
 	private final Map<String, Object> facts = new LinkedHashMap<>();
 
+	/** The fact that says the independent kcat cross-check did not run. */
+	static final String KCAT_SKIPPED = "kcat cross-check skipped";
+
+	/** Whether kcat could not be started (not installed); set by the reader threads. */
+	private volatile boolean kcatMissing;
+
 	Verification(Map<String, String> bootstrapServers, String runId) {
 		this(bootstrapServers, runId, FlightRouterApplication.INPUT, FlightRouterApplication.OUTPUT);
 	}
@@ -256,6 +262,10 @@ public final class Verification {
 				.incarnations(this.incarnations)
 				.run();
 			this.facts.putAll(result.facts());
+			if (this.kcatMissing) {
+				this.facts.put(KCAT_SKIPPED, "kcat is not installed (apt-get install kcat, or brew install kcat): "
+						+ "counted by the Java client only");
+			}
 			checkDeadLetters();
 			synchronized (this.problems) {
 				this.problems.addAll(result.anomalies());
@@ -390,6 +400,7 @@ public final class Verification {
 			process = new ProcessBuilder(command).redirectErrorStream(false).start();
 		}
 		catch (IOException ex) {
+			this.kcatMissing = true;
 			return null;
 		}
 		String marker = "\"runId\":\"" + this.runId + "\"";

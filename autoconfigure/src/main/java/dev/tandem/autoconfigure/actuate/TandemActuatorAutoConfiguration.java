@@ -2,7 +2,9 @@ package dev.tandem.autoconfigure.actuate;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.beans.factory.ObjectProvider;
@@ -22,10 +24,16 @@ import org.springframework.context.annotation.Configuration;
 
 import dev.tandem.actuate.CoordinatorHealthIndicator;
 import dev.tandem.actuate.KafkaClusterHealthIndicator;
+import dev.tandem.actuate.HangingTransactionsGauge;
 import dev.tandem.actuate.KafkaTransactionsEndpoint;
+import dev.tandem.actuate.ListenerContainerMetrics;
+import dev.tandem.actuate.ListenerContainersHealthIndicator;
 import dev.tandem.actuate.TransactionMetrics;
 import dev.tandem.autoconfigure.TandemClusters;
 import dev.tandem.autoconfigure.TandemProperties;
+import dev.tandem.autoconfigure.kafka.ListenerContainerStatuses;
+import dev.tandem.autoconfigure.kafka.ListenerContainerStatus;
+import dev.tandem.autoconfigure.kafka.TandemKafkaAutoConfiguration;
 import dev.tandem.autoconfigure.transaction.TandemTransactionAutoConfiguration;
 import dev.tandem.failover.LeaderCacheRegistry;
 import dev.tandem.transaction.CrossClusterTransactionManager;
@@ -34,18 +42,27 @@ import dev.tandem.transaction.TransactionStatistics;
 
 /**
  * Tandem's actuator parts, each present only when its library is: the
- * {@code kafkatransactions} endpoint, health indicators {@code kafkaClusters} (one per cluster)
- * and {@code tandemCoordinator}, Micrometer meters of transaction outcomes, and a
+ * {@code kafkatransactions} endpoint, health indicators {@code kafkaClusters} (one per cluster),
+ * {@code tandemCoordinator} and {@code tandemListeners}, Micrometer meters of transaction outcomes
+ * and listener containers, and a
  * {@link TandemSanitizingFunction} that masks credential-like client properties.
  *
  * @since 0.1.0
  */
-@AutoConfiguration(after = TandemTransactionAutoConfiguration.class,
+@AutoConfiguration(after = { TandemTransactionAutoConfiguration.class, TandemKafkaAutoConfiguration.class },
 		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
 				"org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration" })
 public class TandemActuatorAutoConfiguration {
 
 	static final Duration CHECK_TIMEOUT = Duration.ofSeconds(5);
+
+	/** The statuses of Tandem's listener containers; none without the monitor (no spring-kafka, no transactions). */
+	static Supplier<List<ListenerContainerStatus>> listenerStatuses(ObjectProvider<ListenerContainerStatuses> monitor) {
+		return () -> {
+			ListenerContainerStatuses containers = monitor.getIfAvailable();
+			return (containers != null) ? containers.statuses() : List.of();
+		};
+	}
 
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.SanitizingFunction")
@@ -68,9 +85,10 @@ public class TandemActuatorAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		KafkaTransactionsEndpoint kafkaTransactionsEndpoint(CrossClusterTransactionManager manager,
-				TransactionStatistics statistics, DecisionLog decisionLog, TandemProperties properties) {
+				TransactionStatistics statistics, DecisionLog decisionLog, TandemProperties properties,
+				ObjectProvider<ListenerContainerStatuses> listeners) {
 			return new KafkaTransactionsEndpoint(manager, statistics, decisionLog,
-					properties.getTransaction().getDecisionTimeout());
+					properties.getTransaction().getDecisionTimeout(), listenerStatuses(listeners));
 		}
 
 	}
@@ -102,6 +120,14 @@ public class TandemActuatorAutoConfiguration {
 			return new CoordinatorHealthIndicator(decisionLog, manager, CHECK_TIMEOUT);
 		}
 
+		@Bean
+		@ConditionalOnMissingBean(name = "tandemListenersHealthContributor")
+		@ConditionalOnBean(ListenerContainerStatuses.class)
+		@ConditionalOnEnabledHealthIndicator("tandemlisteners")
+		HealthContributor tandemListenersHealthContributor(ObjectProvider<ListenerContainerStatuses> monitor) {
+			return new ListenerContainersHealthIndicator(listenerStatuses(monitor));
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -119,6 +145,22 @@ public class TandemActuatorAutoConfiguration {
 		static SmartInitializingSingleton tandemTransactionGauges(ObjectProvider<TransactionMetrics> metrics,
 				ObjectProvider<CrossClusterTransactionManager> manager) {
 			return () -> metrics.ifAvailable((m) -> manager.ifAvailable(m::bindTo));
+		}
+
+		@Bean(destroyMethod = "close")
+		@ConditionalOnMissingBean
+		@ConditionalOnBean(CrossClusterTransactionManager.class)
+		HangingTransactionsGauge tandemHangingTransactionsGauge(CrossClusterTransactionManager manager,
+				MeterRegistry registry, TandemProperties properties) {
+			return new HangingTransactionsGauge(manager, registry, properties.getTransaction().getHangingCheckInterval(),
+					properties.getTransaction().getDecisionTimeout());
+		}
+
+		@Bean
+		@ConditionalOnBean(ListenerContainerStatuses.class)
+		static SmartInitializingSingleton tandemListenerGauges(ObjectProvider<MeterRegistry> registry,
+				ObjectProvider<ListenerContainerStatuses> monitor) {
+			return () -> registry.ifAvailable((r) -> ListenerContainerMetrics.bindTo(r, listenerStatuses(monitor)));
 		}
 
 	}

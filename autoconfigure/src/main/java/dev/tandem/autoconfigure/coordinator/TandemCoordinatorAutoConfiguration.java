@@ -34,6 +34,8 @@ public class TandemCoordinatorAutoConfiguration {
 	@Bean(destroyMethod = "close")
 	@ConditionalOnMissingBean
 	DecisionLog tandemDecisionLog(TandemProperties properties, ObjectProvider<SslBundles> sslBundles) {
+		// before any peer starts: a bad tandem.transaction.* setting leaves no data directory behind
+		properties.getTransaction().validate();
 		TandemProperties.Coordinator coordinator = properties.getCoordinator();
 		if (coordinator.getMode() == Mode.REMOTE) {
 			if (coordinator.getPeers().isEmpty()) {

@@ -99,8 +99,9 @@ public class TandemFailoverAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean
-		KafkaLeadersEndpoint kafkaLeadersEndpoint(LeaderCacheRegistry registry, FailoverReadinessChecks checks) {
-			return new KafkaLeadersEndpoint(registry, checks::reports);
+		KafkaLeadersEndpoint kafkaLeadersEndpoint(LeaderCacheRegistry registry, FailoverReadinessChecks checks,
+				TandemClusters clusters) {
+			return new KafkaLeadersEndpoint(registry, checks::reports, clusters.names());
 		}
 
 	}

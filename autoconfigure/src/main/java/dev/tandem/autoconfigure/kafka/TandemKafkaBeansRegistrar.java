@@ -8,13 +8,13 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.kafka.config.ConcurrentKafkaListenerContainerFactory;
 import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
 import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.KafkaTemplate;
 import org.springframework.kafka.listener.ContainerProperties.AckMode;
-import org.springframework.kafka.listener.CommonContainerStoppingErrorHandler;
 import org.springframework.kafka.listener.CommonDelegatingErrorHandler;
 import org.springframework.kafka.listener.CommonErrorHandler;
 import org.springframework.kafka.listener.DefaultErrorHandler;
@@ -93,11 +93,13 @@ public class TandemKafkaBeansRegistrar extends ClusterBeanRegistrar {
 			if (factory.getContainerProperties().getIdleEventInterval() == null) {
 				factory.getContainerProperties().setIdleEventInterval(1000L);
 			}
-			TandemListenerInterceptor interceptor = new TandemListenerInterceptor(cluster, manager);
+			ListenerContainerMonitor monitor = beanFactory().getBeanProvider(ListenerContainerMonitor.class).getIfAvailable();
+			TandemListenerInterceptor interceptor = new TandemListenerInterceptor(cluster, manager, monitor);
 			factory.setRecordInterceptor(interceptor);
 			factory.setBatchInterceptor(interceptor);
 			TandemProperties properties = beanFactory().getBean(TandemProperties.class);
-			factory.setCommonErrorHandler(neverSkippingErrorHandler(properties.getListener().getBackOff()));
+			factory.setCommonErrorHandler(
+					neverSkippingErrorHandler(properties.getListener().getBackOff(), cluster, monitor));
 		}
 		else {
 			factory.setCommonErrorHandler(new DefaultErrorHandler(DEFAULT_BACK_OFF));
@@ -111,18 +113,22 @@ public class TandemKafkaBeansRegistrar extends ClusterBeanRegistrar {
 	 * dead-letter topic, or {@link FailedRecordException} which stops the container); what reaches
 	 * this handler otherwise (a transaction that could not commit) is delivered again after the
 	 * back-off, without end, and never skipped: skipping would commit its offset outside any
-	 * transaction with nothing written.
+	 * transaction with nothing written. A container stopped by a failed record is reported to the
+	 * monitor and logged at ERROR in one line.
 	 * @param backOff pause before a delivery is retried
+	 * @param cluster the cluster the containers consume from
+	 * @param monitor the listener containers' monitor, or null
 	 * @return the handler
 	 */
-	static CommonErrorHandler neverSkippingErrorHandler(Duration backOff) {
+	static CommonErrorHandler neverSkippingErrorHandler(Duration backOff, String cluster,
+			@Nullable ListenerContainerMonitor monitor) {
 		DefaultErrorHandler redeliver = new DefaultErrorHandler((record, ex) -> {
 			throw new IllegalStateException("Tandem's listener containers never skip a record", ex);
 		}, new FixedBackOff(backOff.toMillis(), FixedBackOff.UNLIMITED_ATTEMPTS));
 		redeliver.setClassifications(Map.of(), true);
 		CommonDelegatingErrorHandler handler = new CommonDelegatingErrorHandler(redeliver);
 		handler.setCauseChainTraversing(true);
-		handler.addDelegate(FailedRecordException.class, new CommonContainerStoppingErrorHandler());
+		handler.addDelegate(FailedRecordException.class, new FailedRecordStoppingErrorHandler(cluster, monitor));
 		return handler;
 	}
 

@@ -27,21 +27,63 @@ public class TandemListenerInterceptor implements RecordInterceptor<Object, Obje
 
 	private final CrossClusterTransactionManager manager;
 
+	private final @Nullable ListenerContainerMonitor monitor;
+
 	/**
 	 * Creates an interceptor.
 	 * @param cluster the cluster the container consumes from
 	 * @param manager the transaction manager
 	 */
 	public TandemListenerInterceptor(String cluster, CrossClusterTransactionManager manager) {
+		this(cluster, manager, null);
+	}
+
+	/**
+	 * Creates an interceptor that reports each delivery's offsets to a monitor.
+	 * @param cluster the cluster the container consumes from
+	 * @param manager the transaction manager
+	 * @param monitor the monitor that finds stalled containers, or null
+	 */
+	public TandemListenerInterceptor(String cluster, CrossClusterTransactionManager manager,
+			@Nullable ListenerContainerMonitor monitor) {
 		this.cluster = cluster;
 		this.manager = manager;
+		this.monitor = monitor;
+	}
+
+	/**
+	 * Returns the cluster the container consumes from.
+	 * @return the cluster's name
+	 */
+	public String cluster() {
+		return this.cluster;
+	}
+
+	private void delivered(Consumer<Object, Object> consumer, List<? extends ConsumerRecord<?, ?>> records) {
+		if (this.monitor != null && !records.isEmpty()) {
+			String group = groupId(consumer);
+			if (group != null) {
+				this.monitor.delivered(group, records);
+			}
+		}
+	}
+
+	private static @Nullable String groupId(Consumer<Object, Object> consumer) {
+		try {
+			return consumer.groupMetadata().groupId();
+		}
+		catch (RuntimeException ex) {
+			return null; // no group: nothing is committed, nothing can stall
+		}
 	}
 
 	@Override
 	public @Nullable ConsumerRecord<Object, Object> intercept(ConsumerRecord<Object, Object> record,
 			Consumer<Object, Object> consumer) {
 		this.manager.registerConsumer(this.cluster, consumer);
-		ListenerInvocation.bind(this.cluster, consumer, List.of(record), false);
+		List<ConsumerRecord<?, ?>> records = List.of(record);
+		delivered(consumer, records);
+		ListenerInvocation.bind(this.cluster, consumer, records, false);
 		return record;
 	}
 
@@ -56,6 +98,7 @@ public class TandemListenerInterceptor implements RecordInterceptor<Object, Obje
 		this.manager.registerConsumer(this.cluster, consumer);
 		List<ConsumerRecord<?, ?>> list = new ArrayList<>(records.count());
 		records.forEach(list::add);
+		delivered(consumer, list);
 		ListenerInvocation.bind(this.cluster, consumer, list, true);
 		return records;
 	}

@@ -49,8 +49,7 @@ public class DeadLetterPublisher {
 	 * @return the dead-letter cluster
 	 */
 	public String cluster(String sourceCluster) {
-		String cluster = this.policy.deadLetterCluster();
-		return (cluster != null && !cluster.isBlank()) ? cluster : sourceCluster;
+		return this.policy.deadLetterClusterOf(sourceCluster);
 	}
 
 	/**
@@ -59,7 +58,7 @@ public class DeadLetterPublisher {
 	 * @return the topic name with the configured suffix
 	 */
 	public String topic(String topic) {
-		return topic + this.policy.deadLetterSuffix();
+		return this.policy.deadLetterTopicOf(topic);
 	}
 
 	/**

@@ -23,6 +23,8 @@ public class FailedRecordException extends RuntimeException {
 
 	private final long offset;
 
+	private final int attempts;
+
 	/**
 	 * Creates the exception.
 	 * @param record the record
@@ -37,6 +39,15 @@ public class FailedRecordException extends RuntimeException {
 		this.topic = record.topic();
 		this.partition = record.partition();
 		this.offset = record.offset();
+		this.attempts = attempts;
+	}
+
+	/**
+	 * Returns how often the record was processed before it was given up.
+	 * @return the attempts, at least 1
+	 */
+	public int getAttempts() {
+		return this.attempts;
 	}
 
 	/**

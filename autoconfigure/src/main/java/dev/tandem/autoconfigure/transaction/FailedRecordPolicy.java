@@ -45,4 +45,23 @@ public record FailedRecordPolicy(int attempts, Duration backOff, FailedRecordAct
 		}
 	}
 
+	/**
+	 * Returns the cluster a record consumed from {@code sourceCluster} is dead-lettered to.
+	 * @param sourceCluster the listener's cluster
+	 * @return the dead-letter cluster
+	 */
+	public String deadLetterClusterOf(String sourceCluster) {
+		return (this.deadLetterCluster != null && !this.deadLetterCluster.isBlank()) ? this.deadLetterCluster
+				: sourceCluster;
+	}
+
+	/**
+	 * Returns the dead-letter topic of a topic.
+	 * @param topic the record's topic
+	 * @return the topic name with the configured suffix
+	 */
+	public String deadLetterTopicOf(String topic) {
+		return topic + this.deadLetterSuffix;
+	}
+
 }

@@ -247,12 +247,22 @@ final class ListenerTransactions {
 			String groupId = groupId();
 			CrossClusterTransactionTemplate deadLetterTemplate = this.template
 				.withRollbackOn(CrossClusterTransactionTemplate::defaultRollback);
-			untilDecided(() -> ObservedTransactions.execute(this.observer, deadLetterTemplate,
-					(CrossClusterTransaction transaction) -> {
-				publisher.publish(this.delivery.cluster(), groupId, record, cause);
-				transaction.sendOffsets(this.delivery.consumer(), ListenerInvocation.nextOffsets(List.of(record)));
-				return null;
-			}));
+			try {
+				untilDecided(() -> ObservedTransactions.execute(this.observer, deadLetterTemplate,
+						(CrossClusterTransaction transaction) -> {
+					publisher.publish(this.delivery.cluster(), groupId, record, cause);
+					transaction.sendOffsets(this.delivery.consumer(), ListenerInvocation.nextOffsets(List.of(record)));
+					return null;
+				}));
+			}
+			catch (Throwable ex) {
+				// bounded by the commit timeout (the producers' max.block.ms); the record comes again
+				logger.warn("Record {}-{}@{} of cluster '{}' failed {} attempt(s) and could not be published to {} on "
+						+ "cluster '{}': {}; its offset is not committed and it is delivered again", record.topic(),
+						record.partition(), record.offset(), this.delivery.cluster(), this.policy.attempts(),
+						publisher.topic(record.topic()), publisher.cluster(this.delivery.cluster()), String.valueOf(ex));
+				throw ex;
+			}
 			this.settled = Math.max(this.settled, index + 1);
 			logger.warn("Record {}-{}@{} of cluster '{}' failed {} attempt(s) and was published to {} on cluster '{}' "
 					+ "with its offset: {}", record.topic(), record.partition(), record.offset(), this.delivery.cluster(),

@@ -30,6 +30,7 @@ import org.springframework.core.type.AnnotationMetadata;
 import dev.tandem.autoconfigure.TandemClusters;
 import dev.tandem.autoconfigure.TandemProperties;
 import dev.tandem.autoconfigure.coordinator.TandemCoordinatorAutoConfiguration;
+import dev.tandem.autoconfigure.diagnostics.DurationText;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
@@ -94,7 +95,7 @@ public class TandemTransactionAutoConfiguration {
 					"Set tandem.transaction.instance-id, unique among running instances and the same after a restart "
 							+ "(for example the StatefulSet pod name: tandem.transaction.instance-id=${HOSTNAME}).");
 		}
-		validate(transaction);
+		transaction.validate();
 		if (instanceId.contains("${") || idPrefix.contains("${")) {
 			throw new TandemConfigurationException(instanceId.contains("${") ? "tandem.transaction.instance-id"
 					: "tandem.transaction.id-prefix", "'" + (instanceId.contains("${") ? instanceId : idPrefix)
@@ -147,40 +148,6 @@ public class TandemTransactionAutoConfiguration {
 			}
 		}));
 		return builder.build();
-	}
-
-	static void validate(TandemProperties.Transaction transaction) {
-		if (transaction.getSlots() < 1) {
-			throw new TandemConfigurationException("tandem.transaction.slots", "tandem.transaction.slots is "
-					+ transaction.getSlots() + "; at least one transaction slot is needed.",
-					"Set tandem.transaction.slots to 1 or more (listener concurrency plus REQUIRES_NEW nesting depth).");
-		}
-		positive("tandem.transaction.commit-timeout", transaction.getCommitTimeout());
-		positive("tandem.transaction.decision-timeout", transaction.getDecisionTimeout());
-		positive("tandem.transaction.timeout", transaction.getTimeout());
-		positive("tandem.transaction.stale-decision-age", transaction.getStaleDecisionAge());
-		Duration lease = transaction.getLeaseTimeout();
-		if (lease.isNegative() || (!lease.isZero() && lease.toMillis() < 300)) {
-			throw new TandemConfigurationException("tandem.transaction.lease-timeout", "tandem.transaction.lease-timeout "
-					+ lease + " is too short: the lease is renewed every third of it.",
-					"Set tandem.transaction.lease-timeout to 300ms or more (10s by default), or 0 to turn leases off.");
-		}
-		if (transaction.getTimeout().toMillis() > Integer.MAX_VALUE) {
-			throw new TandemConfigurationException("tandem.transaction.timeout", "tandem.transaction.timeout "
-					+ transaction.getTimeout() + " exceeds what Kafka's transaction.timeout.ms can hold.",
-					"Set tandem.transaction.timeout to at most the brokers' transaction.max.timeout.ms (15m by default).");
-		}
-		if (transaction.getMarkerTopic().isBlank() || !transaction.getMarkerTopic().matches("[a-zA-Z0-9._-]{1,249}")) {
-			throw new TandemConfigurationException("tandem.transaction.marker-topic", "'" + transaction.getMarkerTopic()
-					+ "' is not a valid Kafka topic name.", "Use letters, digits, '.', '_' and '-' (at most 249).");
-		}
-	}
-
-	private static void positive(String property, java.time.Duration value) {
-		if (value.isNegative() || value.isZero()) {
-			throw new TandemConfigurationException(property, property + " is " + value + "; it must be positive.",
-					"Set " + property + " to a positive duration such as 5s.");
-		}
 	}
 
 	@Bean
@@ -249,7 +216,7 @@ public class TandemTransactionAutoConfiguration {
 		}
 		if (listener.getBackOff() == null || listener.getBackOff().isNegative()) {
 			throw new TandemConfigurationException("tandem.listener.back-off", "tandem.listener.back-off is "
-					+ listener.getBackOff() + "; it must not be negative.", "Set tandem.listener.back-off to 0 or more, such as 1s.");
+					+ DurationText.of(listener.getBackOff()) + "; it must not be negative.", "Set tandem.listener.back-off to 0 or more, such as 1s.");
 		}
 		String cluster = listener.getDeadLetter().getCluster();
 		if (cluster != null && !cluster.isBlank() && !clusters.names().contains(cluster)) {

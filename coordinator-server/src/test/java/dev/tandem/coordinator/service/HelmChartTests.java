@@ -260,7 +260,13 @@ class HelmChartTests {
 		Map<String, String> expressions = new LinkedHashMap<>();
 		rules.forEach((rule) -> expressions.put((String) rule.get("alert"), (String) rule.get("expr")));
 		assertThat(expressions).containsOnlyKeys("TandemCoordinatorNoLeader", "TandemInDoubtTransactions",
-				"TandemHeuristicOutcome", "TandemStaleDecisions", "TandemCoordinatorRefusedRequests");
+				"TandemHeuristicOutcome", "TandemStaleDecisions", "TandemCoordinatorRefusedRequests",
+				"TandemListenerStopped", "TandemListenerStalled", "TandemHangingTransactions");
+		assertThat(expressions.get("TandemHangingTransactions")).contains("tandem_transaction_hanging").endsWith("> 0");
+		assertThat(expressions.get("TandemListenerStopped")).contains("tandem_listener_containers{state=\"failed\"}")
+			.endsWith("> 0");
+		assertThat(expressions.get("TandemListenerStalled")).contains("tandem_listener_containers{state=\"stalled\"}")
+			.endsWith("> 0");
 		assertThat(expressions.get("TandemCoordinatorNoLeader")).contains("tandem_coordinator_peer_leader");
 		assertThat(expressions.get("TandemInDoubtTransactions")).contains("tandem_transaction_in_doubt").endsWith("> 0");
 		assertThat(expressions.get("TandemHeuristicOutcome")).contains("outcome=\"heuristic\"");

@@ -1,0 +1,137 @@
+package dev.tandem.mirror;
+
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
+
+import dev.tandem.coordinator.EmbeddedCoordinator;
+import dev.tandem.mirror.app.MirrorHealthIndicator;
+import dev.tandem.mirror.app.MirrorProperties;
+import dev.tandem.test.EmbeddedKafkaCluster;
+import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ReadCommitted;
+import dev.tandem.transaction.CrossClusterTransactionManager;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The mirror's lag is live: on real brokers, while the target cluster is down, the lag grows with
+ * the records waiting on the source (it is read from the source alone, so a target call that
+ * blocks cannot freeze it) and the health turns DOWN past its threshold; once the target is
+ * back, everything is mirrored once and the lag returns to 0.
+ */
+class MirrorLagTests {
+
+	private static final Duration WAIT = Duration.ofSeconds(60);
+
+	private static EmbeddedKafkaClusters kafka;
+
+	private static EmbeddedCoordinator coordinator;
+
+	@BeforeAll
+	static void start() throws Exception {
+		kafka = EmbeddedKafkaClusters.builder().cluster("east", 1).cluster("west", 1).build().start();
+		coordinator = EmbeddedCoordinator.start(Files.createTempDirectory("mirror-lag-tests-coordinator"));
+	}
+
+	@AfterAll
+	static void stop() throws Exception {
+		if (coordinator != null) {
+			coordinator.close();
+		}
+		if (kafka != null) {
+			kafka.close();
+		}
+	}
+
+	@Test
+	void lagGrowsWithTheWaitingRecordsWhileTheTargetIsDownAndHealthTurnsDownPastItsThreshold() throws Exception {
+		east().createTopic("lag-orders", 1, (short) 1);
+		produce(0, 100);
+		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
+			.cluster("east", client(east()))
+			.cluster("west", client(west()))
+			.idPrefix("mirror-lag-tests")
+			.instanceId("lag-0")
+			.decisionLog(coordinator.decisionLog())
+			.commitTimeout(Duration.ofSeconds(3))
+			.build();
+		manager.start();
+		MirrorSettings settings = MirrorSettings.builder("east", List.of("west"))
+			.topics(List.of("lag-orders"))
+			.groups(List.of("readers")) // so that the follower calls the target at every sync
+			.consumerGroup("mirror-lag-tests")
+			.groupSyncInterval(Duration.ofMillis(200))
+			.topicRefreshInterval(Duration.ofSeconds(1))
+			.build();
+		MirrorProperties.Health thresholds = new MirrorProperties.Health();
+		thresholds.setMaxLagRecords(100);
+		try (manager; Mirror mirror = new Mirror(manager, settings)) {
+			mirror.start();
+			MirrorHealthIndicator health = new MirrorHealthIndicator(mirror, thresholds);
+			await().atMost(WAIT).until(() -> mirror.status().recordsMirrored() == 100 && mirror.status().lagRecords() == 0
+					&& health.health(true).getStatus().equals(Status.UP));
+
+			int broker = west().brokerIds().get(0);
+			west().stopBroker(broker);
+			try {
+				produce(100, 250);
+				await().atMost(WAIT).until(() -> mirror.status().lagRecords() == 150);
+				produce(250, 400);
+				await().atMost(WAIT).until(() -> mirror.status().lagRecords() == 300);
+				Health down = health.health(true);
+				assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+				assertThat(down.getDetails()).containsEntry("lagRecords", 300L);
+				assertThat(mirror.status().partitions()).singleElement()
+					.satisfies((partition) -> assertThat(partition.sourceEndOffset()).isEqualTo(400));
+			}
+			finally {
+				west().restartBroker(broker);
+			}
+			await().atMost(WAIT).until(() -> mirror.status().lagRecords() == 0
+					&& health.health(true).getStatus().equals(Status.UP));
+			assertThat(ReadCommitted.values(west().bootstrapServers(), "east.lag-orders")).hasSize(400)
+				.doesNotHaveDuplicates();
+		}
+	}
+
+	private static void produce(int from, int to) {
+		try (KafkaProducer<String, String> producer = new KafkaProducer<>(
+				Map.of("bootstrap.servers", east().bootstrapServers()), new StringSerializer(), new StringSerializer())) {
+			for (int i = from; i < to; i++) {
+				producer.send(new ProducerRecord<>("lag-orders", 0, "k" + i, "v" + i));
+			}
+			producer.flush();
+		}
+	}
+
+	private static Map<String, Object> client(EmbeddedKafkaCluster cluster) {
+		Map<String, Object> config = new HashMap<>();
+		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
+		config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 50);
+		return config;
+	}
+
+	private static EmbeddedKafkaCluster east() {
+		return kafka.cluster("east");
+	}
+
+	private static EmbeddedKafkaCluster west() {
+		return kafka.cluster("west");
+	}
+
+}
