@@ -12,6 +12,7 @@ import java.util.NavigableMap;
 import java.util.NavigableSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.ToIntFunction;
 
 import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.DecisionState;
@@ -350,15 +351,7 @@ public final class DecisionTable {
 	 * @return the count, zero or more
 	 */
 	public int openDecisions(Grant grant) {
-		int count = 0;
-		for (String prefix : grant.ownerPrefixes()) {
-			for (OwnerCounts counts : covered(this.countsByOwner, prefix).values()) {
-				count += counts.decided;
-			}
-			OwnerCounts exact = this.countsByOwner.get(prefix);
-			count += (exact != null) ? exact.decided : 0;
-		}
-		return count;
+		return sumOverOwners(grant, (counts) -> counts.decided);
 	}
 
 	/**
@@ -368,15 +361,20 @@ public final class DecisionTable {
 	 * @return the count, zero or more
 	 */
 	public int abortedRecords(Grant grant) {
-		int count = 0;
+		return sumOverOwners(grant, (counts) -> counts.aborted);
+	}
+
+	/** Sums one count over the owners a grant's prefixes cover (as {@link Grant#coversOwner}). */
+	private int sumOverOwners(Grant grant, ToIntFunction<OwnerCounts> count) {
+		int sum = 0;
 		for (String prefix : grant.ownerPrefixes()) {
 			for (OwnerCounts counts : covered(this.countsByOwner, prefix).values()) {
-				count += counts.aborted;
+				sum += count.applyAsInt(counts);
 			}
 			OwnerCounts exact = this.countsByOwner.get(prefix);
-			count += (exact != null) ? exact.aborted : 0;
+			sum += (exact != null) ? count.applyAsInt(exact) : 0;
 		}
-		return count;
+		return sum;
 	}
 
 	/**
