@@ -1,16 +1,12 @@
 package dev.tandem.transaction;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.Collection;
-import java.util.Deque;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Pattern;
 
@@ -37,7 +33,8 @@ import org.slf4j.LoggerFactory;
  * handler threw, a commit failed, a pipelined successor was aborted) the open transaction and
  * every undecided later one are aborted, the consumer is rewound to the first offset of each
  * partition that was not committed, the failure is thrown from {@link #poll(Duration)} once,
- * and the next poll delivers those records again. On a rebalance the processor commits what it
+ * and the next poll delivers those records again; the records of a transaction with a heuristic
+ * outcome are not delivered again ({@link PipelinedOutcomes}, the one rewind policy). On a rebalance the processor commits what it
  * has and drains the pipeline before partitions are revoked.
  * <p>
  * Confined to one thread, the one that calls {@link #poll(Duration)}; the
@@ -81,7 +78,7 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 
 	private final boolean closeWhenIdle;
 
-	private final Deque<InFlight> inFlight = new ArrayDeque<>();
+	private final PipelinedOutcomes<Closed> outcomes;
 
 	private @Nullable Open open;
 
@@ -94,6 +91,7 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		this.handler = Objects.requireNonNull(builder.handler, "handler");
 		this.beforeCommit = builder.beforeCommit;
 		this.listener = builder.listener;
+		this.outcomes = new PipelinedOutcomes<>(this::told);
 		this.maxRecords = builder.maxRecords;
 		if (builder.maxInterval.compareTo(builder.manager.transactionTimeout()) >= 0) {
 			throw new IllegalArgumentException("maxInterval " + builder.maxInterval
@@ -187,24 +185,17 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 	 *     operator, so the loop stops
 	 */
 	public void run(BooleanSupplier keepRunning) {
-		long backOff = 0;
+		FailureBackOff backOff = new FailureBackOff();
 		while (keepRunning.getAsBoolean()) {
 			try {
 				poll(Duration.ofMillis(100));
-				backOff = 0;
+				backOff.succeeded();
 			}
 			catch (HeuristicOutcomeException ex) {
 				throw ex;
 			}
 			catch (TandemException ex) {
-				backOff = (backOff == 0) ? 100 : Math.min(backOff * 2, 5000);
-				logger.warn("Cross-cluster processor failed ({}); records are delivered again in {} ms", ex.toString(),
-						backOff);
-				try {
-					Thread.sleep(backOff);
-				}
-				catch (InterruptedException interrupted) {
-					Thread.currentThread().interrupt();
+				if (!backOff.failed("Cross-cluster processor", ex)) {
 					return;
 				}
 			}
@@ -272,44 +263,25 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 					+ "every later one aborted: " + ex, ex));
 			throwPending();
 		}
-		CompletableFuture<Void> outcome = this.pipeline.commitAsync(transaction);
-		String id = transaction.transactionId();
-		int count = current.records;
-		outcome.whenComplete((ok, failure) -> {
-			try {
-				if (failure == null) {
-					this.listener.onCommitted(id, count, next);
-				}
-				else {
-					this.listener.onAborted(id, failure);
-				}
-			}
-			catch (RuntimeException ex) {
-				logger.warn("Processor listener failed for {}", id, ex);
-			}
-		});
-		this.inFlight.add(new InFlight(current.first, outcome));
+		this.outcomes.submitted(new Closed(transaction.transactionId(), current.records, next), current.first,
+				this.pipeline.commitAsync(transaction));
 	}
 
-	/** Forgets committed transactions; on the first failed one, fails the processor. */
+	/** Tells the listener a transaction's outcome, in begin order (the ledger's thread). */
+	private void told(Closed closed, @Nullable Throwable failure) {
+		if (failure == null) {
+			this.listener.onCommitted(closed.transactionId(), closed.records(), closed.next());
+		}
+		else {
+			this.listener.onAborted(closed.transactionId(), failure);
+		}
+	}
+
+	/** On the first failed transaction, fails the processor. */
 	private void checkCommits() {
-		while (!this.inFlight.isEmpty() && this.inFlight.peek().outcome.isDone()) {
-			InFlight done = this.inFlight.peek();
-			if (done.outcome.isCompletedExceptionally()) {
-				fail(cause(done.outcome));
-				return;
-			}
-			this.inFlight.poll();
-		}
-	}
-
-	private static Throwable cause(CompletableFuture<Void> outcome) {
-		try {
-			outcome.join();
-			return new IllegalStateException("not failed");
-		}
-		catch (java.util.concurrent.CompletionException ex) {
-			return ex.getCause();
+		Throwable failure = this.outcomes.failure();
+		if (failure != null) {
+			fail(failure);
 		}
 	}
 
@@ -318,40 +290,36 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 	 * partition to its first offset not committed, and keeps the failure to throw once.
 	 */
 	private void fail(Throwable cause) {
-		Map<TopicPartition, Long> rewind = new LinkedHashMap<>();
-		Throwable first = cause;
 		try {
 			this.pipeline.drain();
 		}
 		catch (RuntimeException ex) {
-			// the same failure, or the first of several: report the earliest
-			first = (cause instanceof PredecessorFailedException) ? ex : cause;
+			// known to the ledger, which reports the earliest
 		}
-		for (InFlight flight : this.inFlight) {
-			if (flight.outcome.isCompletedExceptionally()) {
-				flight.first.forEach(rewind::putIfAbsent);
-			}
-		}
-		this.inFlight.clear();
 		Open current = this.open;
 		this.open = null;
 		if (current != null) {
-			current.first.forEach(rewind::putIfAbsent);
 			try {
 				current.transaction.abort();
 			}
 			catch (RuntimeException ex) {
 				logger.warn("Abort of transaction {} failed", current.transaction.transactionId(), ex);
 			}
+			this.outcomes.abortedOpen(new Closed(current.transaction.transactionId(), current.records, Map.of()),
+					current.first, cause);
 		}
+		PipelinedOutcomes.Rewind rewind = this.outcomes.rewind(Map.of());
+		// the cause at hand, unless it only says an earlier one failed: then the earliest
+		Throwable first = (cause instanceof PredecessorFailedException && rewind.firstFailure() != null)
+				? rewind.firstFailure() : cause;
 		Set<TopicPartition> assigned = this.consumer.assignment();
-		rewind.forEach((partition, offset) -> {
+		rewind.offsets().forEach((partition, offset) -> {
 			if (assigned.contains(partition)) {
 				this.consumer.seek(partition, offset);
 			}
 		});
 		logger.warn("Cross-cluster transaction failed; rewound {} partition(s) to their first offsets not committed: {}",
-				rewind.size(), String.valueOf(first));
+				rewind.offsets().size(), String.valueOf(first));
 		this.pendingFailure = (first instanceof RuntimeException runtime) ? runtime
 				: new TandemException("Cross-cluster processor failed: " + first, first);
 	}
@@ -376,17 +344,13 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 				return;
 			}
 		}
-		while (!this.inFlight.isEmpty()) {
-			InFlight flight = this.inFlight.peek();
-			try {
-				flight.outcome.join();
-				this.inFlight.poll();
-			}
-			catch (java.util.concurrent.CompletionException ex) {
-				fail(ex.getCause());
-				return;
-			}
+		try {
+			this.pipeline.drain();
 		}
+		catch (RuntimeException ex) {
+			// known to the ledger
+		}
+		checkCommits();
 	}
 
 	/**
@@ -439,7 +403,7 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		@Override
 		public void onPartitionsLost(Collection<TopicPartition> partitions) {
 			// another member may own them now: nothing of ours may commit for them any more
-			if (open != null || !inFlight.isEmpty()) {
+			if (open != null || outcomes.size() > 0) {
 				fail(new TransactionAbortedException("Partitions " + partitions + " were lost", null));
 			}
 			if (this.delegate != null) {
@@ -467,7 +431,8 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 
 	}
 
-	private record InFlight(Map<TopicPartition, Long> first, CompletableFuture<Void> outcome) {
+	/** What the ledger keeps of a closed transaction for the listener. */
+	private record Closed(String transactionId, int records, Map<TopicPartition, OffsetAndMetadata> next) {
 	}
 
 	/**
@@ -504,7 +469,12 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 
 	}
 
-	/** Told each transaction's outcome, on the committing thread. */
+	/**
+	 * Told each transaction's outcome exactly once, in begin order ({@link PipelinedOutcomes}),
+	 * transactions aborted while still open included; called one at a time, on the pipeline's
+	 * committing thread or on the processor's thread. Must not block for long: the next
+	 * outcomes wait for it.
+	 */
 	public interface ProcessorListener {
 
 		/**

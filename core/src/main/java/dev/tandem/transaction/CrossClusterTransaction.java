@@ -387,7 +387,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			// what the broker still commits. Settle the outcome instead.
 			logger.warn("One-phase commit of {} on cluster '{}' failed with an unknown outcome ({}); settling it",
 					participant.transactionalId, participant.cluster, ex.toString());
-			handOver(this.context.resolver().onePhaseUnknown(this.transactionId, participant, marker, this.slot, ex), ex,
+			handOver(this.context.recovery().onePhaseUnknown(this.transactionId, participant, marker, this.slot, ex), ex,
 					"its one-phase commit on cluster '" + participant.cluster
 							+ "' has not been confirmed yet (the broker may still complete it)",
 					"its broker did not commit it (its marker record was aborted)");
@@ -492,10 +492,10 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		}
 		DecisionState resolved;
 		try {
-			resolved = this.context.resolver().resolveUnknownDecision(decision);
+			resolved = this.context.recovery().resolveUnknownDecision(decision);
 		}
 		catch (DecisionLogException ex) {
-			handOver(this.context.resolver().decisionUnknown(decision, this.slot), ex,
+			handOver(this.context.recovery().decisionUnknown(decision, this.slot), ex,
 					"its decision write has an unknown outcome (the decision log is unreachable)",
 					"its decision was not recorded");
 			return false;
@@ -521,23 +521,12 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			this.context.listener().onInDoubt(this.transactionId, cause);
 			throw new InDoubtTransactionException(this.transactionId, "Transaction " + this.transactionId
 					+ " is in-doubt: " + why + "; Tandem resolves it in the background (see "
-					+ "CrossClusterTransactionManager.inDoubtOutcome)", cause, outcome);
+					+ "CrossClusterTransactionManager.inDoubtOutcome)", cause, outcome,
+					this.context.recovery()::heuristicOutcome);
 		}
 		to(resolved);
-		switch (resolved) {
-			case COMMITTED -> {
-				// committed by the first attempt
-			}
-			case ABORTED -> throw new TransactionAbortedException("Transaction " + this.transactionId
-					+ " aborted everywhere: " + whyAborted, cause);
-			default -> {
-				HeuristicOutcomeException.HeuristicOutcome heuristic = this.context.resolver()
-					.heuristicOutcome(this.transactionId);
-				throw new HeuristicOutcomeException((heuristic != null) ? heuristic
-						: new HeuristicOutcomeException.HeuristicOutcome(this.transactionId, List.of(), List.of(),
-								System.currentTimeMillis()));
-			}
-		}
+		InDoubtTransactionException.requireCommitted(this.transactionId, resolved, cause, whyAborted,
+				this.context.recovery()::heuristicOutcome);
 	}
 
 	private void commitDecided(Decision decision, List<Participant> working, long start) {
@@ -567,7 +556,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		if (failures.isEmpty()) {
 			to(TransactionState.COMMITTED);
 			crashPoint(ProtocolStep.AFTER_COMMIT);
-			this.context.resolver().complete(this.transactionId);
+			Completions.record(this.context.decisionLog(), this.transactionId);
 			releaseSlot();
 			this.context.listener().onCommitted(this.transactionId, working.size(),
 					Duration.ofNanos(System.nanoTime() - start));
@@ -578,7 +567,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		List<String> failed = failures.keySet().stream().map((p) -> p.cluster).toList();
 		logger.warn("Transaction {} is decided but {} could not commit yet; leaving it to recovery",
 				this.transactionId, failed, first);
-		handOver(this.context.resolver().decidedNotCommitted(decision, this.slot), first,
+		handOver(this.context.recovery().decidedNotCommitted(decision, this.slot), first,
 				"it is decided but could not commit on " + failed + " yet", "its decision was not recorded");
 		this.context.listener().onCommitted(this.transactionId, working.size(), Duration.ofNanos(System.nanoTime() - start));
 	}

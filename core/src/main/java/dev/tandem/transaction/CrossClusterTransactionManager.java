@@ -32,7 +32,7 @@ import dev.tandem.transaction.internals.ProducerInternals;
  * transactions, and shows what is in flight. The jobs live in their own classes
  * ({@code docs/architecture.md}, "{@code dev.tandem.transaction}, class by class"): the clusters' client configurations
  * ({@link ClusterClients}), the participant slots and their producers ({@code ParticipantPool}),
- * recovery and in-doubt resolution ({@code InDoubtResolver}), the listener fan-out; each
+ * recovery and takeover ({@code TransactionRecovery}), the retry queue of in-doubt outcomes ({@code InDoubtQueue}), an operator's settlement ({@code OperatorSettlement}), the listener fan-out; each
  * transaction gets a narrow {@code TransactionContext} of what it uses.
  * <p>
  * Lifecycle: build, {@link #start()} (recovers in-doubt transactions, then initializes the
@@ -63,7 +63,13 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 	private final ParticipantPool pool;
 
-	private final InDoubtResolver resolver;
+	private final BackgroundRetries retries;
+
+	private final InDoubtQueue inDoubt;
+
+	private final TransactionRecovery recovery;
+
+	private final OperatorSettlement settlement;
 
 	private final @Nullable InstanceLeaseKeeper leases;
 
@@ -103,14 +109,18 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		this.requireAllClustersAtStart = builder.requireAllClustersAtStart;
 		this.pool = new ParticipantPool(this.clients, this.idPrefix, this.instanceId, builder.slots,
 				builder.transactionTimeout, builder.commitTimeout, builder.producerCreated, pendingRecoveries);
-		this.resolver = new InDoubtResolver(new InDoubtResolver.Settings(owner(), this.clients, decisionLog,
-				builder.participantProtocol, listener, builder.commitTimeout, builder.decisionTimeout,
-				builder.recoveryInterval), this.pool, pendingRecoveries);
+		TransactionRecovery.Settings recoverySettings = new TransactionRecovery.Settings(owner(), this.clients,
+				decisionLog, builder.participantProtocol, listener, builder.commitTimeout, builder.decisionTimeout,
+				builder.recoveryInterval);
+		this.retries = new BackgroundRetries(owner(), builder.recoveryInterval);
+		this.inDoubt = new InDoubtQueue(owner(), this.pool, this.retries);
+		this.recovery = new TransactionRecovery(recoverySettings, this.pool, pendingRecoveries, this.inDoubt);
+		this.settlement = new OperatorSettlement(recoverySettings, this.recovery);
 		this.hanging = new HangingTransactions(this.clients, this.idPrefix, owner(), decisionLog,
 				builder.transactionTimeout);
 		boolean leased = !builder.leaseTimeout.isZero() && decisionLog.supportsLeases();
 		this.leases = leased ? new InstanceLeaseKeeper(decisionLog, this.idPrefix, this.instanceId, builder.leaseTimeout,
-				builder.staleDecisionAge, builder.decisionTimeout, this.resolver, System::currentTimeMillis) : null;
+				builder.staleDecisionAge, builder.decisionTimeout, this.recovery, System::currentTimeMillis) : null;
 		this.guard = (builder.duplicateCheckThroughKafka && !builder.leaseTimeout.isZero())
 				? new KafkaInstanceGuard(this.clients, this.clients.names().get(0), KafkaInstanceGuard.DEFAULT_TOPIC, owner(),
 						UUID.randomUUID().toString(), builder.leaseTimeout, builder.commitTimeout, System::currentTimeMillis)
@@ -122,7 +132,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			return thread;
 		});
 		this.context = new TransactionContext(owner(), builder.markerTopic, builder.commitTimeout,
-				builder.decisionTimeout, decisionLog, builder.hook, listener, this.executor, this.pool, this.resolver,
+				builder.decisionTimeout, decisionLog, builder.hook, listener, this.executor, this.pool, this.recovery,
 				this.consumers, (cluster) -> this.unavailableSinceStart.contains(cluster)
 						|| builder.clusterReachability.isUnreachable(cluster),
 				(this.leases != null) ? this.leases.incarnation() : null);
@@ -171,7 +181,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 				this.leases.acquire();
 			}
 			Set<String> unavailable = ensureMarkerTopics();
-			this.resolver.recoverAtStart(this.requireAllClustersAtStart);
+			this.recovery.recoverAtStart(this.requireAllClustersAtStart);
 			this.pool.start(unavailable, this.requireAllClustersAtStart);
 		}
 		catch (RuntimeException ex) {
@@ -224,7 +234,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 				this.unavailableSinceStart.add(cluster);
 				logger.warn("Cluster '{}' is not available at start-up ({}): starting without it; transactions that need "
 						+ "it fail at once (ClusterUnavailableException) until it answers again", cluster, cause.getMessage());
-				this.resolver.untilDone("Creating marker topic '" + this.context.markerTopic() + "' on cluster '" + cluster
+				this.retries.untilDone("Creating marker topic '" + this.context.markerTopic() + "' on cluster '" + cluster
 						+ "'", () -> {
 							ControlTopics.ensureMarkerTopic(this.clients, cluster, this.context.markerTopic(),
 									this.commitTimeout);
@@ -444,7 +454,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	 * @return the count, 0 or more
 	 */
 	public int inDoubtCount() {
-		return this.resolver.pendingCount();
+		return this.inDoubt.pendingCount();
 	}
 
 	/**
@@ -464,7 +474,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	 *     transaction is not pending here
 	 */
 	public @Nullable CompletableFuture<TransactionState> inDoubtOutcome(String transactionId) {
-		return this.resolver.outcome(transactionId);
+		return this.inDoubt.outcome(transactionId);
 	}
 
 	/**
@@ -474,7 +484,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	 * @return the outcome or null
 	 */
 	public @Nullable HeuristicOutcome heuristicOutcome(String transactionId) {
-		return this.resolver.heuristicOutcome(transactionId);
+		return this.recovery.heuristicOutcome(transactionId);
 	}
 
 	/**
@@ -482,7 +492,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	 * @return transaction ids
 	 */
 	public List<String> inDoubtTransactionIds() {
-		return this.resolver.pendingIds();
+		return this.inDoubt.pendingIds();
 	}
 
 	/**
@@ -516,7 +526,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	 * @throws DecisionLogException if the decision log cannot be reached
 	 */
 	public TransactionState settle(String transactionId, Settlement action) {
-		return this.resolver.settle(transactionId, action, this.idPrefix);
+		return this.settlement.settle(transactionId, action, this.idPrefix);
 	}
 
 	/**
@@ -541,7 +551,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			this.guard.abandon();
 		}
 		this.pool.abandon();
-		this.resolver.close();
+		this.inDoubt.close();
 		this.executor.shutdownNow();
 	}
 
@@ -557,7 +567,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		this.lifecycle = Lifecycle.CLOSED;
 		this.pool.close();
 		closeInstanceIdentity();
-		this.resolver.close();
+		this.inDoubt.close();
 		this.executor.shutdown();
 	}
 

@@ -1,6 +1,12 @@
 package dev.tandem.transaction;
 
+import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
 
@@ -23,15 +29,75 @@ public class InDoubtTransactionException extends TandemException {
 
 	private final transient @Nullable CompletableFuture<TransactionState> outcome;
 
+	private final transient Function<String, HeuristicOutcomeException.@Nullable HeuristicOutcome> heuristics;
+
 	public InDoubtTransactionException(String transactionId, String message, @Nullable Throwable cause) {
 		this(transactionId, message, cause, null);
 	}
 
 	public InDoubtTransactionException(String transactionId, String message, @Nullable Throwable cause,
 			@Nullable CompletableFuture<TransactionState> outcome) {
+		this(transactionId, message, cause, outcome, (id) -> null);
+	}
+
+	InDoubtTransactionException(String transactionId, String message, @Nullable Throwable cause,
+			@Nullable CompletableFuture<TransactionState> outcome,
+			Function<String, HeuristicOutcomeException.@Nullable HeuristicOutcome> heuristics) {
 		super(message, cause);
 		this.transactionId = transactionId;
 		this.outcome = outcome;
+		this.heuristics = heuristics;
+	}
+
+	/**
+	 * Waits for the outcome and turns it into the commit's result, as {@code commit()} would have
+	 * ended had it been known at once.
+	 * @param timeout the longest wait, or {@code null} to wait as long as it takes
+	 * @throws TransactionAbortedException if it was resolved as aborted (nothing visible anywhere:
+	 *     the work may run again)
+	 * @throws HeuristicOutcomeException if it was resolved with a mixed outcome
+	 * @throws InDoubtTransactionException this exception if no outcome is tracked, or another if
+	 *     the instance closed before resolving it (its next start or a takeover does)
+	 * @throws TimeoutException if the outcome is not known within the timeout
+	 * @throws InterruptedException if the waiting thread is interrupted
+	 */
+	public void awaitCommitted(@Nullable Duration timeout) throws TimeoutException, InterruptedException {
+		CompletableFuture<TransactionState> eventual = this.outcome;
+		if (eventual == null) {
+			throw this;
+		}
+		TransactionState resolved;
+		try {
+			resolved = (timeout != null) ? eventual.get(timeout.toMillis(), TimeUnit.MILLISECONDS) : eventual.get();
+		}
+		catch (ExecutionException ex) {
+			throw (ex.getCause() instanceof RuntimeException runtime) ? runtime
+					: new TandemException("Resolution of " + this.transactionId + " failed", ex.getCause());
+		}
+		requireCommitted(this.transactionId, resolved, this, "it was resolved as aborted", this.heuristics);
+	}
+
+	/**
+	 * The one mapping of a resolved in-doubt outcome to a commit's result.
+	 * @param resolved COMMITTED, ABORTED or HEURISTIC_MIXED
+	 * @throws TransactionAbortedException if ABORTED, with {@code whyAborted}
+	 * @throws HeuristicOutcomeException otherwise, if not COMMITTED
+	 */
+	static void requireCommitted(String transactionId, TransactionState resolved, Throwable cause, String whyAborted,
+			Function<String, HeuristicOutcomeException.@Nullable HeuristicOutcome> heuristics) {
+		switch (resolved) {
+			case COMMITTED -> {
+				// committed everywhere
+			}
+			case ABORTED -> throw new TransactionAbortedException("Transaction " + transactionId
+					+ " aborted everywhere: " + whyAborted, cause);
+			default -> {
+				HeuristicOutcomeException.HeuristicOutcome heuristic = heuristics.apply(transactionId);
+				throw new HeuristicOutcomeException((heuristic != null) ? heuristic
+						: new HeuristicOutcomeException.HeuristicOutcome(transactionId, List.of(), List.of(),
+								System.currentTimeMillis()));
+			}
+		}
 	}
 
 	/**

@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * start-up fails with {@link DuplicateInstanceException}.</li>
  * <li>While running, every third of the lease timeout: renews the lease (a claimed lease is
  * lost: the instance stops beginning transactions and logs an ERROR), claims the expired leases
- * of other instances of the app and has the {@link InDoubtResolver} take them over, and lists the
+ * of other instances of the app and has the {@link TransactionRecovery} take them over, and lists the
  * decided-not-completed transactions of every instance of the app, logging a WARN once for each older than the
  * stale-decision age.</li>
  * <li>At a clean close, releases the lease, so a restart does not wait.</li>
@@ -54,7 +54,7 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 
 	private final Duration decisionTimeout;
 
-	private final InDoubtResolver resolver;
+	private final TransactionRecovery recovery;
 
 	private final LongSupplier clock;
 
@@ -75,7 +75,7 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 	private volatile @Nullable InstanceLease lastRenewed;
 
 	InstanceLeaseKeeper(DecisionLog log, String idPrefix, String instanceId, Duration leaseTimeout, Duration staleAge,
-			Duration decisionTimeout, InDoubtResolver resolver, LongSupplier clock) {
+			Duration decisionTimeout, TransactionRecovery recovery, LongSupplier clock) {
 		this.log = log;
 		this.idPrefix = idPrefix;
 		this.instanceId = instanceId;
@@ -83,7 +83,7 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 		this.leaseTimeout = leaseTimeout;
 		this.staleAge = staleAge;
 		this.decisionTimeout = decisionTimeout;
-		this.resolver = resolver;
+		this.recovery = recovery;
 		this.clock = clock;
 		// Two threads: a long takeover must never delay the renewal of this instance's own lease.
 		this.scheduler = Executors.newScheduledThreadPool(2, (runnable) -> {
@@ -243,7 +243,7 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 			}
 			InstanceLease claimed = this.log.claimLease(lease.owner(), this.owner, this.decisionTimeout);
 			if (claimed != null && this.owner.equals(claimed.claimedBy())) {
-				this.resolver.takeOver(claimed, () -> stillEntitled(claimed));
+				this.recovery.takeOver(claimed, () -> stillEntitled(claimed));
 			}
 		}
 	}

@@ -45,7 +45,7 @@ final class OnePhaseSettlement {
 
 	private final ParticipantRecord marker;
 
-	private final InDoubtResolver.Settings settings;
+	private final TransactionRecovery.Settings settings;
 
 	private final ParticipantPool pool;
 
@@ -56,7 +56,7 @@ final class OnePhaseSettlement {
 	private Step step;
 
 	OnePhaseSettlement(String transactionId, Participant participant, ParticipantRecord marker,
-			RuntimeException failure, InDoubtResolver.Settings settings, ParticipantPool pool, BooleanSupplier closed) {
+			RuntimeException failure, TransactionRecovery.Settings settings, ParticipantPool pool, BooleanSupplier closed) {
 		this.transactionId = transactionId;
 		this.participant = participant;
 		this.marker = marker;

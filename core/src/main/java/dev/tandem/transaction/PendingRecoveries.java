@@ -8,7 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * The clusters on which recovery of this instance's in-doubt transactions is still pending after a
  * start-up without them. While a cluster is here, no participant producer of it may be
  * initialized: {@code initTransactions()} on a transactional id would abort the decided
- * transaction the recovery must still commit. Written by the {@link InDoubtResolver}, read by the
+ * transaction the recovery must still commit. Written by the {@link TransactionRecovery}, read by the
  * {@link ParticipantPool}. Thread-safe.
  */
 final class PendingRecoveries {

@@ -18,13 +18,13 @@ import org.jspecify.annotations.Nullable;
  * @param listener told of outcomes
  * @param commitExecutor runs the participants' commits in parallel
  * @param pool the slots, to open a participant's producer and to release the slot
- * @param resolver takes over a transaction whose outcome is not final
+ * @param recovery takes over a transaction whose outcome is not final
  * @param consumers the registered consumers and their clusters
  * @param reachability which clusters are known to be unreachable now
  * @param incarnation this run's incarnation, named in every decision, or null without a lease
  */
 record TransactionContext(String owner, String markerTopic, Duration commitTimeout, Duration decisionTimeout,
 		DecisionLog decisionLog, ProtocolHook hook, TransactionListener listener, Executor commitExecutor,
-		ParticipantPool pool, InDoubtResolver resolver, RegisteredConsumers consumers,
+		ParticipantPool pool, TransactionRecovery recovery, RegisteredConsumers consumers,
 		ClusterReachability reachability, @Nullable String incarnation) {
 }

@@ -3,10 +3,8 @@ package dev.tandem.transaction;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
@@ -229,26 +227,12 @@ public final class TransactionPipeline implements AutoCloseable {
 			transaction.finishCommit(prepared);
 		}
 		catch (InDoubtTransactionException ex) {
-			TransactionState resolved;
 			try {
-				resolved = ex.outcome().get();
-			}
-			catch (ExecutionException failed) {
-				throw failed.getCause();
+				ex.awaitCommitted(null);
 			}
 			catch (InterruptedException interrupted) {
 				Thread.currentThread().interrupt();
 				throw ex;
-			}
-			if (resolved == TransactionState.ABORTED) {
-				throw new TransactionAbortedException("In-doubt transaction " + transaction.transactionId()
-						+ " was resolved as aborted", ex);
-			}
-			if (resolved != TransactionState.COMMITTED) {
-				HeuristicOutcomeException.HeuristicOutcome heuristic = this.manager.heuristicOutcome(transaction.transactionId());
-				throw new HeuristicOutcomeException((heuristic != null) ? heuristic
-						: new HeuristicOutcomeException.HeuristicOutcome(transaction.transactionId(), List.of(), List.of(),
-								System.currentTimeMillis()));
 			}
 		}
 	}

@@ -270,6 +270,8 @@ class CrossClusterProcessorTests {
 		int total = 600;
 		produceSource(total);
 		AtomicBoolean failed = new AtomicBoolean();
+		List<String> told = new CopyOnWriteArrayList<>();
+		List<Throwable> aborted = new CopyOnWriteArrayList<>();
 		CrossClusterProcessor<String, String> processor = CrossClusterProcessor.builder(manager, consumer(manager, 50))
 			.subscribe(List.of(this.topic))
 			.maxRecords(100)
@@ -281,6 +283,18 @@ class CrossClusterProcessorTests {
 					}
 				}
 			})
+			.listener(new CrossClusterProcessor.ProcessorListener() {
+				@Override
+				public void onCommitted(String transactionId, int records, Map<TopicPartition, OffsetAndMetadata> next) {
+					told.add(transactionId);
+				}
+
+				@Override
+				public void onAborted(String transactionId, Throwable cause) {
+					told.add(transactionId);
+					aborted.add(cause);
+				}
+			})
 			.build();
 		this.closeables.add(processor);
 		List<Throwable> failures = new ArrayList<>();
@@ -289,6 +303,10 @@ class CrossClusterProcessorTests {
 		assertThat(failures).hasSize(1);
 		assertThat(failures.get(0)).isInstanceOf(TransactionAbortedException.class)
 			.hasRootCauseMessage("record v300 failed once");
+		// the transaction aborted while still open is told too, once (the ordered-outcome ledger)
+		assertThat(aborted).singleElement().satisfies((cause) -> assertThat(cause).hasRootCauseMessage(
+				"record v300 failed once"));
+		assertThat(new HashSet<>(told)).hasSameSizeAs(told);
 		List<String> copied = ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic);
 		assertThat(copied).hasSize(total);
 		assertThat(new HashSet<>(copied)).hasSize(total);

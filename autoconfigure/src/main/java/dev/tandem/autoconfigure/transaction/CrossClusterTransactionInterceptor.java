@@ -1,7 +1,9 @@
 package dev.tandem.autoconfigure.transaction;
 
 import java.lang.reflect.Method;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.TimeoutException;
 
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -16,10 +18,9 @@ import dev.tandem.transaction.CrossClusterTransaction;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionTemplate;
 import dev.tandem.transaction.CrossClusterTransactional;
+import dev.tandem.transaction.HeuristicOutcomeException;
 import dev.tandem.transaction.InDoubtTransactionException;
 import dev.tandem.transaction.Propagation;
-import dev.tandem.transaction.TransactionAbortedException;
-import dev.tandem.transaction.TransactionState;
 
 /**
  * Applies {@link CrossClusterTransactional}: runs the method through a
@@ -112,28 +113,20 @@ public class CrossClusterTransactionInterceptor implements MethodInterceptor {
 	 * block the listener thread until background resolution says which.
 	 */
 	static @Nullable Object awaitListenerOutcome(InDoubtTransactionException ex) throws Exception {
-		java.util.concurrent.CompletableFuture<TransactionState> outcome = ex.outcome();
-		if (outcome == null) {
-			throw ex;
-		}
 		while (true) {
 			try {
-				TransactionState state = outcome.get(30, java.util.concurrent.TimeUnit.SECONDS);
-				if (state == TransactionState.ABORTED) {
-					throw new TransactionAbortedException("Listener transaction " + ex.getTransactionId()
-							+ " was resolved as aborted; its records are delivered again", ex);
-				}
-				if (state == TransactionState.HEURISTIC_MIXED) {
-					// Not redelivered: that would duplicate the records of the clusters that committed
-					logger.error("In-doubt listener transaction {} resolved with a HEURISTIC outcome (some clusters "
-							+ "committed, others aborted); its records are not delivered again", ex.getTransactionId());
-				}
-				else {
-					logger.info("In-doubt listener transaction {} resolved as {}", ex.getTransactionId(), state);
-				}
+				ex.awaitCommitted(Duration.ofSeconds(30));
+				logger.info("In-doubt listener transaction {} resolved as COMMITTED", ex.getTransactionId());
 				return null;
 			}
-			catch (java.util.concurrent.TimeoutException timeout) {
+			catch (HeuristicOutcomeException heuristic) {
+				// Not redelivered (the one rewind policy, see PipelinedOutcomes): that would duplicate
+				// the records of the clusters that committed
+				logger.error("In-doubt listener transaction {} resolved with a HEURISTIC outcome (some clusters "
+						+ "committed, others aborted); its records are not delivered again", ex.getTransactionId());
+				return null;
+			}
+			catch (TimeoutException timeout) {
 				logger.warn("Listener transaction {} still in-doubt; waiting before taking more records",
 						ex.getTransactionId());
 			}

@@ -1,21 +1,17 @@
 package dev.tandem.autoconfigure.transaction;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Deque;
 import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.DisposableBean;
@@ -25,7 +21,7 @@ import org.springframework.kafka.event.KafkaEvent;
 import org.springframework.kafka.event.ListenerContainerIdleEvent;
 
 import dev.tandem.transaction.CrossClusterTransactionManager;
-import dev.tandem.transaction.HeuristicOutcomeException;
+import dev.tandem.transaction.PipelinedOutcomes;
 import dev.tandem.transaction.TransactionPipeline;
 
 /**
@@ -138,16 +134,26 @@ public final class ListenerPipelines implements ApplicationListener<KafkaEvent>,
 		open.forEach(ConsumerPipeline::close);
 	}
 
-	/** One consumer's pipeline and its transactions in flight, in delivery order. */
+	/**
+	 * One consumer's pipeline and its transactions in flight, in delivery order, kept in the
+	 * ledger shared with {@link dev.tandem.transaction.CrossClusterProcessor} (one rewind policy:
+	 * a heuristic outcome is not delivered again, see {@link PipelinedOutcomes}).
+	 */
 	static final class ConsumerPipeline {
 
 		private final TransactionPipeline pipeline;
 
 		private final Duration backOff;
 
-		private final Deque<Flight> flights = new ArrayDeque<>();
+		/** Failed rewinds since the last commit: set on the consumer's thread, reset on the committing one. */
+		private final AtomicInteger failuresInARow = new AtomicInteger();
 
-		private int failuresInARow;
+		/** Attachment: the delivery's record count. */
+		private final PipelinedOutcomes<Integer> outcomes = new PipelinedOutcomes<>((records, failure) -> {
+			if (failure == null) {
+				this.failuresInARow.set(0);
+			}
+		});
 
 		ConsumerPipeline(TransactionPipeline pipeline, Duration backOff) {
 			this.pipeline = pipeline;
@@ -160,21 +166,15 @@ public final class ListenerPipelines implements ApplicationListener<KafkaEvent>,
 
 		/** A delivery's transaction is committing. */
 		void submitted(List<ConsumerRecord<?, ?>> delivery, CompletableFuture<Void> outcome) {
-			this.flights.add(new Flight(ListenerInvocation.firstOffsets(delivery), outcome));
+			this.outcomes.submitted(delivery.size(), ListenerInvocation.firstOffsets(delivery), outcome);
 		}
 
 		/**
-		 * Forgets committed transactions; if the earliest one still known failed, rewinds.
+		 * If a transaction in flight failed, rewinds.
 		 * @return true if the consumer was rewound: the delivery at hand must not be processed
 		 */
 		boolean rewindIfFailed(Consumer<?, ?> consumer, List<ConsumerRecord<?, ?>> delivery) {
-			while (!this.flights.isEmpty() && this.flights.peek().outcome.isDone()
-					&& !this.flights.peek().outcome.isCompletedExceptionally()) {
-				this.flights.poll();
-				this.failuresInARow = 0;
-			}
-			Flight head = this.flights.peek();
-			if (head == null || !head.outcome.isCompletedExceptionally()) {
+			if (this.outcomes.failure() == null) {
 				return false;
 			}
 			rewind(consumer, delivery);
@@ -186,53 +186,33 @@ public final class ListenerPipelines implements ApplicationListener<KafkaEvent>,
 		 * @return true if the consumer was rewound
 		 */
 		boolean drainAndRewind(Consumer<?, ?> consumer, List<ConsumerRecord<?, ?>> delivery) {
-			try {
-				this.pipeline.drain();
-			}
-			catch (RuntimeException ex) {
-				// known from the flights' outcomes
-			}
-			if (this.flights.stream().noneMatch((flight) -> flight.outcome.isCompletedExceptionally())) {
-				this.flights.clear();
-				this.failuresInARow = 0;
+			drain();
+			if (this.outcomes.failure() == null) {
+				this.failuresInARow.set(0);
 				return false;
 			}
 			rewind(consumer, delivery);
 			return true;
 		}
 
-		private void rewind(Consumer<?, ?> consumer, List<ConsumerRecord<?, ?>> delivery) {
+		private void drain() {
 			try {
 				this.pipeline.drain();
 			}
 			catch (RuntimeException ex) {
-				// known from the flights' outcomes
+				// known to the ledger
 			}
-			Map<TopicPartition, Long> rewind = new LinkedHashMap<>();
-			Throwable first = null;
-			for (Flight flight : this.flights) {
-				if (!flight.outcome.isCompletedExceptionally()) {
-					continue;
-				}
-				Throwable cause = cause(flight.outcome);
-				if (first == null) {
-					first = cause;
-				}
-				if (cause instanceof HeuristicOutcomeException) {
-					logger.error("A listener transaction ended with a HEURISTIC outcome (some clusters committed, others "
-							+ "aborted); its records are not delivered again: {}", cause.getMessage());
-					continue;
-				}
-				flight.first.forEach(rewind::putIfAbsent);
-			}
-			ListenerInvocation.firstOffsets(delivery).forEach(rewind::putIfAbsent);
-			this.flights.clear();
-			ListenerInvocation.seek(consumer, rewind);
-			this.failuresInARow++;
+		}
+
+		private void rewind(Consumer<?, ?> consumer, List<ConsumerRecord<?, ?>> delivery) {
+			drain();
+			PipelinedOutcomes.Rewind rewind = this.outcomes.rewind(ListenerInvocation.firstOffsets(delivery));
+			ListenerInvocation.seek(consumer, rewind.offsets());
+			int failures = this.failuresInARow.incrementAndGet();
 			logger.warn("A pipelined listener transaction did not commit ({}); {} partition(s) sought back to their first "
-					+ "offsets not committed, delivered again{}", String.valueOf(first), rewind.size(),
-					(this.failuresInARow > 1) ? " after " + this.backOff : "");
-			if (this.failuresInARow > 1 && !this.backOff.isZero()) {
+					+ "offsets not committed, delivered again{}", String.valueOf(rewind.firstFailure()),
+					rewind.offsets().size(), (failures > 1) ? " after " + this.backOff : "");
+			if (failures > 1 && !this.backOff.isZero()) {
 				try {
 					Thread.sleep(this.backOff.toMillis());
 				}
@@ -246,19 +226,7 @@ public final class ListenerPipelines implements ApplicationListener<KafkaEvent>,
 			this.pipeline.close();
 		}
 
-		private static Throwable cause(CompletableFuture<Void> outcome) {
-			try {
-				outcome.join();
-				return new IllegalStateException("not failed");
-			}
-			catch (CompletionException ex) {
-				return (ex.getCause() != null) ? ex.getCause() : ex;
-			}
-		}
-
 	}
 
-	private record Flight(Map<TopicPartition, Long> first, CompletableFuture<Void> outcome) {
-	}
 
 }

@@ -4,14 +4,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -22,25 +16,26 @@ import dev.tandem.transaction.Decision.ParticipantRecord;
 import dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome;
 
 /**
- * Settles the transactions whose outcome is not final: recovery of decided-but-not-completed
- * transactions at start-up, and background resolution of those a commit left in-doubt (decided
- * but not committed everywhere, a decision write with an unknown outcome, a one-phase commit
- * without an answer). Keeps the heuristic outcomes it finds.
+ * Recovery of the transactions whose outcome is not final, and takeover: commits this instance's
+ * decided-but-not-completed transactions at start-up ({@link #recoverAtStart}) and a dead
+ * instance's when this one claimed its lease ({@link #takeOver}); and takes over a transaction a
+ * commit left in-doubt (decided but not committed everywhere, a decision write with an unknown
+ * outcome, a one-phase commit without an answer), which the {@link InDoubtQueue} then retries
+ * until its outcome is known. Keeps the heuristic outcomes it finds.
  * <p>
  * A decided transaction is committed by resuming each participant's producer id and epoch
  * ({@link ParticipantProtocol}); a participant that refuses is settled by its marker record
  * ({@link MarkerReader}): visible means it had committed, aborted means a heuristic outcome
  * (reported at ERROR and to the listener, never as success). An undecided transaction is
  * recorded as aborted (presumed abort). See {@code docs/architecture.md}, "The protocol and recovery".
+ * An operator's settlement is {@link OperatorSettlement}; a successful commit completes through
+ * {@link Completions}, never through here.
  * <p>
- * Thread-safe. Background attempts run on one daemon thread, first after the recovery interval,
- * then doubling up to 30 s; a transaction's slot stays taken until it is resolved.
+ * Thread-safe.
  */
-final class InDoubtResolver implements AutoCloseable {
+final class TransactionRecovery {
 
-	private static final Logger logger = LoggerFactory.getLogger(InDoubtResolver.class);
-
-	private static final Duration MAX_RETRY_DELAY = Duration.ofSeconds(30);
+	private static final Logger logger = LoggerFactory.getLogger(TransactionRecovery.class);
 
 	private final Settings settings;
 
@@ -48,16 +43,12 @@ final class InDoubtResolver implements AutoCloseable {
 
 	private final PendingRecoveries pendingRecoveries;
 
-	private final Map<String, PendingOutcome> pending = new ConcurrentHashMap<>();
-
 	private final Map<String, HeuristicOutcome> heuristics = new ConcurrentHashMap<>();
 
-	private final ScheduledExecutorService scheduler;
-
-	private volatile boolean closed;
+	private final InDoubtQueue queue;
 
 	/**
-	 * What the resolver uses.
+	 * What recovery uses.
 	 * @param owner the owner id of this instance's transactions
 	 * @param clients the clusters' clients (marker reads)
 	 * @param decisionLog the decision log
@@ -71,15 +62,11 @@ final class InDoubtResolver implements AutoCloseable {
 			TransactionListener listener, Duration commitTimeout, Duration decisionTimeout, Duration recoveryInterval) {
 	}
 
-	InDoubtResolver(Settings settings, ParticipantPool pool, PendingRecoveries pendingRecoveries) {
+	TransactionRecovery(Settings settings, ParticipantPool pool, PendingRecoveries pendingRecoveries, InDoubtQueue queue) {
 		this.settings = settings;
 		this.pool = pool;
 		this.pendingRecoveries = pendingRecoveries;
-		this.scheduler = Executors.newSingleThreadScheduledExecutor((runnable) -> {
-			Thread thread = new Thread(runnable, "tandem-recovery-" + settings.owner());
-			thread.setDaemon(true);
-			return thread;
-		});
+		this.queue = queue;
 	}
 
 	/**
@@ -112,7 +99,7 @@ final class InDoubtResolver implements AutoCloseable {
 				logger.warn("In-doubt transaction {} cannot be recovered now ({}); recovering it in the background, and "
 						+ "initializing no producer of {} until then", decision.transactionId(), ex.toString(), clusters);
 				this.pendingRecoveries.add(clusters);
-				settle(decision.transactionId(), null, () -> {
+				this.queue.resolve(decision.transactionId(), null, () -> {
 					TransactionState outcome = commitDecided(decision);
 					this.pendingRecoveries.remove(clusters);
 					return outcome;
@@ -166,46 +153,6 @@ final class InDoubtResolver implements AutoCloseable {
 	}
 
 	/**
-	 * Runs a task in the background after the recovery interval and, while it fails, again with the
-	 * recovery backoff (start-up housekeeping of a cluster that was down, such as creating its
-	 * marker topic); never on the caller's thread.
-	 * @param what what the task does, for the log
-	 * @param task the task; throws to be tried again
-	 */
-	void untilDone(String what, Runnable task) {
-		Duration delay = this.settings.recoveryInterval();
-		try {
-			this.scheduler.schedule(() -> retry(what, task, doubled(delay)), delay.toMillis(), TimeUnit.MILLISECONDS);
-		}
-		catch (RejectedExecutionException rejected) {
-			// closed meanwhile
-		}
-	}
-
-	private void retry(String what, Runnable task, Duration delay) {
-		try {
-			task.run();
-		}
-		catch (RuntimeException ex) {
-			if (this.closed) {
-				return;
-			}
-			logger.warn("{} failed ({}); retrying in {}", what, ex.toString(), delay);
-			try {
-				this.scheduler.schedule(() -> retry(what, task, doubled(delay)), delay.toMillis(), TimeUnit.MILLISECONDS);
-			}
-			catch (RejectedExecutionException rejected) {
-				// closed meanwhile
-			}
-		}
-	}
-
-	private static Duration doubled(Duration delay) {
-		Duration doubled = delay.multipliedBy(2);
-		return (doubled.compareTo(MAX_RETRY_DELAY) > 0) ? MAX_RETRY_DELAY : doubled;
-	}
-
-	/**
 	 * Decides what won after a decision write with unknown outcome: records an abort (which the
 	 * log refuses if the decision landed), then reads the state. Tries a few times.
 	 * @return the state, never {@link DecisionState#UNKNOWN}
@@ -241,7 +188,7 @@ final class InDoubtResolver implements AutoCloseable {
 	 */
 	CompletableFuture<TransactionState> decidedNotCommitted(Decision decision, ParticipantSlot slot) {
 		abandon(slot);
-		return settle(decision.transactionId(), slot, () -> commitDecided(decision));
+		return this.queue.resolve(decision.transactionId(), slot, () -> commitDecided(decision));
 	}
 
 	/**
@@ -252,7 +199,7 @@ final class InDoubtResolver implements AutoCloseable {
 	 */
 	CompletableFuture<TransactionState> decisionUnknown(Decision decision, ParticipantSlot slot) {
 		abandon(slot);
-		return settle(decision.transactionId(), slot, () -> {
+		return this.queue.resolve(decision.transactionId(), slot, () -> {
 			if (resolveUnknownDecision(decision) == DecisionState.ABORTED) {
 				// initTransactions() on each participant's id aborts what the abandoned producer left open.
 				for (Participant participant : slot.participants.values()) {
@@ -275,8 +222,8 @@ final class InDoubtResolver implements AutoCloseable {
 	CompletableFuture<TransactionState> onePhaseUnknown(String transactionId, Participant participant,
 			ParticipantRecord marker, ParticipantSlot slot, RuntimeException failure) {
 		OnePhaseSettlement settlement = new OnePhaseSettlement(transactionId, participant, marker, failure,
-				this.settings, this.pool, () -> this.closed);
-		return settle(transactionId, slot, settlement::attempt);
+				this.settings, this.pool, this.queue::isClosed);
+		return this.queue.resolve(transactionId, slot, settlement::attempt);
 	}
 
 	private static void abandon(ParticipantSlot slot) {
@@ -292,41 +239,6 @@ final class InDoubtResolver implements AutoCloseable {
 		}
 		this.settings.listener().onRecovered(decision.transactionId());
 		return TransactionState.COMMITTED;
-	}
-
-	private CompletableFuture<TransactionState> settle(String transactionId, @Nullable ParticipantSlot slot,
-			Supplier<TransactionState> resolution) {
-		PendingOutcome outcome = new PendingOutcome(transactionId, slot, resolution);
-		this.pending.put(transactionId, outcome);
-		attempt(outcome, this.settings.recoveryInterval());
-		return outcome.future;
-	}
-
-	private void attempt(PendingOutcome outcome, Duration nextDelay) {
-		String id = outcome.transactionId;
-		try {
-			TransactionState result = outcome.resolution.get();
-			this.pending.remove(id);
-			if (outcome.slot != null) {
-				this.pool.release(outcome.slot);
-			}
-			outcome.future.complete(result);
-			logger.info("In-doubt transaction {} resolved: {}", id, result);
-		}
-		catch (RuntimeException ex) {
-			if (this.closed) {
-				stayInDoubt(outcome);
-				return;
-			}
-			logger.warn("Transaction {} still in-doubt ({}); retrying in {}", id, ex.toString(), nextDelay);
-			Duration after = doubled(nextDelay);
-			try {
-				this.scheduler.schedule(() -> attempt(outcome, after), nextDelay.toMillis(), TimeUnit.MILLISECONDS);
-			}
-			catch (RejectedExecutionException rejected) {
-				stayInDoubt(outcome);
-			}
-		}
 	}
 
 	/**
@@ -353,7 +265,7 @@ final class InDoubtResolver implements AutoCloseable {
 						+ decision.transactionId() + " refused the resumed commit and its marker is still open");
 			}
 		}
-		complete(decision.transactionId());
+		Completions.record(this.settings.decisionLog(), decision.transactionId());
 		if (aborted.isEmpty()) {
 			logger.info("Recovered transaction {}: committed on {}", decision.transactionId(), committed);
 			return null;
@@ -367,127 +279,9 @@ final class InDoubtResolver implements AutoCloseable {
 		return outcome;
 	}
 
-	/** See {@link CrossClusterTransactionManager#settle}; {@code idPrefix} is this app's. */
-	TransactionState settle(String transactionId, Settlement action, String idPrefix) {
-		if (!TransactionIds.isOfApp(transactionId, idPrefix)) {
-			throw new IllegalArgumentException("Transaction " + transactionId + " is not a transaction of this app "
-					+ "(its ids are <" + idPrefix + ".instance-id>-<uuid>): an app settles only its own transactions");
-		}
-		DecisionLog log = this.settings.decisionLog();
-		Duration timeout = this.settings.decisionTimeout();
-		String owner = Objects.requireNonNull(TransactionIds.ownerOf(transactionId));
-		DecisionState state = log.state(transactionId, timeout);
-		TransactionState outcome;
-		if (action == Settlement.ABORT) {
-			if (state == DecisionState.DECIDED || state == DecisionState.COMPLETED) {
-				throw new IllegalStateException("Transaction " + transactionId + " is " + state
-						+ ": a decided transaction commits everywhere and can never abort; settle it with COMMIT");
-			}
-			log.abort(transactionId, owner, timeout);
-			outcome = TransactionState.ABORTED;
-		}
-		else if (state == DecisionState.COMPLETED) {
-			outcome = TransactionState.COMMITTED;
-		}
-		else if (state == DecisionState.DECIDED) {
-			List<Decision> candidates = log.supportsLeases() ? log.appInDoubt(idPrefix, timeout)
-					: log.inDoubt(owner, timeout);
-			Decision decision = candidates.stream()
-				.filter((d) -> d.transactionId().equals(transactionId))
-				.findFirst()
-				.orElseThrow(() -> new IllegalArgumentException("Transaction " + transactionId
-						+ " is decided but belongs to another app than " + idPrefix));
-			outcome = (recover(decision) == null) ? TransactionState.COMMITTED
-					: TransactionState.HEURISTIC_MIXED;
-		}
-		else {
-			throw new IllegalStateException("Transaction " + transactionId + " has no decision (" + state
-					+ "): it aborts (presumed abort); settle it with ABORT to make that explicit");
-		}
-		logger.warn("Transaction {} settled by hand ({}): {}", transactionId, action, outcome);
-		this.settings.listener().onSettled(transactionId, action, outcome);
-		return outcome;
-	}
-
-	/**
-	 * Records that a decided transaction committed everywhere; a failure is harmless (recovery
-	 * commits it again, which is idempotent, and completes it then).
-	 */
-	void complete(String transactionId) {
-		try {
-			this.settings.decisionLog().complete(transactionId);
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Could not record completion of transaction {}", transactionId, ex);
-		}
-	}
-
-	/** Returns the eventual outcome of a transaction being resolved here, or null. */
-	@Nullable CompletableFuture<TransactionState> outcome(String transactionId) {
-		PendingOutcome outcome = this.pending.get(transactionId);
-		return (outcome != null) ? outcome.future : null;
-	}
-
 	/** Returns the heuristic outcome found for a transaction, or null. */
 	@Nullable HeuristicOutcome heuristicOutcome(String transactionId) {
 		return this.heuristics.get(transactionId);
-	}
-
-	/** Returns the ids of the transactions still being resolved. */
-	List<String> pendingIds() {
-		return List.copyOf(this.pending.keySet());
-	}
-
-	/** Returns how many transactions are still being resolved. */
-	int pendingCount() {
-		return this.pending.size();
-	}
-
-	/**
-	 * Gives up on an outcome this instance can no longer resolve (it was closed or abandoned): the
-	 * future fails, so that no caller waits for it forever; the next start recovers the transaction.
-	 */
-	private void stayInDoubt(PendingOutcome outcome) {
-		logger.warn("Transaction {} stays in-doubt; it is resolved at the next start of {}", outcome.transactionId,
-				this.settings.owner());
-		outcome.future.completeExceptionally(new InDoubtTransactionException(outcome.transactionId, "Transaction "
-				+ outcome.transactionId + " stays in-doubt: " + this.settings.owner() + " was closed before resolving "
-				+ "it; its next start (or a takeover) resolves it", null));
-	}
-
-	/**
-	 * Stops background attempts and fails the outcomes still pending (their futures complete
-	 * exceptionally, so no caller waits for them forever); what is unresolved is resolved at the
-	 * next start.
-	 */
-	@Override
-	public void close() {
-		this.closed = true;
-		this.scheduler.shutdownNow();
-		this.pending.values().forEach((outcome) -> {
-			if (!outcome.future.isDone()) {
-				stayInDoubt(outcome);
-			}
-		});
-	}
-
-	private static final class PendingOutcome {
-
-		final String transactionId;
-
-		/** The slot the transaction holds until resolved; null for one recovered at start-up. */
-		final @Nullable ParticipantSlot slot;
-
-		final Supplier<TransactionState> resolution;
-
-		final CompletableFuture<TransactionState> future = new CompletableFuture<>();
-
-		PendingOutcome(String transactionId, @Nullable ParticipantSlot slot, Supplier<TransactionState> resolution) {
-			this.transactionId = transactionId;
-			this.slot = slot;
-			this.resolution = resolution;
-		}
-
 	}
 
 }
