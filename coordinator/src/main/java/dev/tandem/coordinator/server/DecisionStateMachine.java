@@ -364,28 +364,12 @@ public class DecisionStateMachine extends BaseStateMachine {
 		QueryReply reply;
 		this.lock.readLock().lock();
 		try {
-			reply = answer(query);
+			reply = this.table.answer(query);
 		}
 		finally {
 			this.lock.readLock().unlock();
 		}
 		return message(MessageCodec.encodeReply(reply));
-	}
-
-	private QueryReply answer(Query query) {
-		if (query instanceof Query.StateQuery state) {
-			return new QueryReply.StateReply(this.table.state(state.transactionId()));
-		}
-		if (query instanceof Query.InDoubtQuery inDoubt) {
-			return new QueryReply.InDoubtReply(this.table.inDoubt(inDoubt.owner()));
-		}
-		if (query instanceof Query.AppInDoubtQuery inDoubt) {
-			return new QueryReply.InDoubtReply(this.table.appInDoubt(inDoubt.idPrefix()));
-		}
-		if (query instanceof Query.LeasesQuery leases) {
-			return new QueryReply.LeasesReply(this.table.leases(leases.idPrefix()));
-		}
-		return new QueryReply.CountsReply(this.table.counts());
 	}
 
 	@Override

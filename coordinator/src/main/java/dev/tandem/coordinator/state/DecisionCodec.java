@@ -44,20 +44,30 @@ public final class DecisionCodec {
 	 */
 	public static final int MAX_STRING_BYTES = 32 * 1024;
 
+	// Kinds: one table for every format, so that no two formats share a kind
+
+	/** {@link MessageCodec}: a command; also a log entry of the first layout. */
 	static final byte KIND_COMMAND = 1;
 
+	/** {@link MessageCodec}: the results of a command. */
 	static final byte KIND_RESULTS = 2;
 
+	/** {@link MessageCodec}: a query. */
 	static final byte KIND_QUERY = 3;
 
+	/** {@link MessageCodec}: the reply to a query. */
 	static final byte KIND_REPLY = 4;
 
+	/** {@link SnapshotCodec}: a snapshot. */
 	static final byte KIND_SNAPSHOT = 5;
 
+	/** {@link MessageCodec}: a request wrapped with the caller's identity. */
 	static final byte KIND_ENVELOPE = 6;
 
+	/** {@link LogEntryCodec}: a log entry of the second layout (a command with its grant). */
 	static final byte KIND_GRANTED_COMMAND = 7;
 
+	/** {@link LogEntryCodec}: a log entry (a command with its grant and the leader's time). */
 	static final byte KIND_STAMPED_COMMAND = 8;
 
 	private DecisionCodec() {
@@ -161,7 +171,7 @@ public final class DecisionCodec {
 		return value;
 	}
 
-	static boolean isAscii(byte[] bytes) {
+	private static boolean isAscii(byte[] bytes) {
 		for (byte b : bytes) {
 			if (b < 0) {
 				return false;
@@ -198,6 +208,7 @@ public final class DecisionCodec {
 		throw new DecisionCodecException("Variable-length count longer than 5 bytes");
 	}
 
+	/** Reads the version and kind bytes, refusing another version or kind. */
 	static void readHeader(DataInputStream in, byte expectedKind) throws IOException {
 		byte version = in.readByte();
 		if (version != VERSION) {
@@ -210,6 +221,7 @@ public final class DecisionCodec {
 		}
 	}
 
+	/** Writes a message of one kind: the version and kind bytes, then what the writer writes. */
 	static byte[] encode(byte kind, Writer writer) {
 		ByteArrayOutputStream bytes = new ByteArrayOutputStream(128);
 		DataOutputStream out = new DataOutputStream(bytes);
@@ -225,6 +237,10 @@ public final class DecisionCodec {
 		return bytes.toByteArray();
 	}
 
+	/**
+	 * Reads a message of one kind that fills the whole input, turning any failure into a
+	 * {@link DecisionCodecException}.
+	 */
 	static <T> T decode(InputStream input, byte kind, Reader<T> reader) {
 		DataInputStream in = new DataInputStream(input);
 		try {

@@ -389,6 +389,27 @@ public final class DecisionTable {
 	}
 
 	/**
+	 * Answers a query.
+	 * @param query the query
+	 * @return the reply of the query's kind
+	 */
+	public QueryReply answer(Query query) {
+		if (query instanceof Query.StateQuery state) {
+			return new QueryReply.StateReply(state(state.transactionId()));
+		}
+		if (query instanceof Query.InDoubtQuery inDoubt) {
+			return new QueryReply.InDoubtReply(inDoubt(inDoubt.owner()));
+		}
+		if (query instanceof Query.AppInDoubtQuery inDoubt) {
+			return new QueryReply.InDoubtReply(appInDoubt(inDoubt.idPrefix()));
+		}
+		if (query instanceof Query.LeasesQuery leases) {
+			return new QueryReply.LeasesReply(leases(leases.idPrefix()));
+		}
+		return new QueryReply.CountsReply(counts());
+	}
+
+	/**
 	 * Returns the state of one transaction id.
 	 * @param transactionId the transaction id
 	 * @return the state, {@link DecisionState#UNKNOWN} when there is no record

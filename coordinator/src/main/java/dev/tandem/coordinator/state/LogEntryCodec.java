@@ -53,7 +53,8 @@ public final class LogEntryCodec {
 	 * @throws DecisionCodecException if the bytes are not a valid entry
 	 */
 	public static LogEntry decodeLogEntry(byte[] bytes) {
-		if (bytes.length < 2 || (bytes[1] != DecisionCodec.KIND_GRANTED_COMMAND && bytes[1] != DecisionCodec.KIND_STAMPED_COMMAND)) {
+		if (bytes.length < 2
+				|| (bytes[1] != DecisionCodec.KIND_GRANTED_COMMAND && bytes[1] != DecisionCodec.KIND_STAMPED_COMMAND)) {
 			return new LogEntry(Grant.ALL, MessageCodec.decodeCommand(bytes));
 		}
 		boolean stamped = bytes[1] == DecisionCodec.KIND_STAMPED_COMMAND;

@@ -283,7 +283,8 @@ public final class MessageCodec {
 					return new QueryReply.InDoubtReply(decisions);
 				case QUERY_COUNTS:
 					return new QueryReply.CountsReply(
-							new DecisionTable.Counts(DecisionCodec.readCount(in), DecisionCodec.readCount(in), DecisionCodec.readCount(in)));
+							new DecisionTable.Counts(DecisionCodec.readCount(in), DecisionCodec.readCount(in),
+									DecisionCodec.readCount(in)));
 				case QUERY_LEASES:
 					int leaseCount = DecisionCodec.readCount(in);
 					List<InstanceLease> leases = new ArrayList<>(Math.min(leaseCount, 1024));
@@ -418,9 +419,11 @@ public final class MessageCodec {
 			case OP_COMPLETE -> new Operation.Complete(DecisionCodec.readString(in));
 			case OP_ABORT -> new Operation.Abort(DecisionCodec.readString(in), DecisionCodec.readString(in));
 			case OP_PURGE -> new Operation.Purge(in.readLong());
-			case OP_RENEW_LEASE -> new Operation.RenewLease(DecisionCodec.readString(in), DecisionCodec.readString(in), DecisionCodec.readString(in), in.readLong());
+			case OP_RENEW_LEASE -> new Operation.RenewLease(DecisionCodec.readString(in), DecisionCodec.readString(in),
+					DecisionCodec.readString(in), in.readLong());
 			case OP_CLAIM_LEASE -> new Operation.ClaimLease(DecisionCodec.readString(in), DecisionCodec.readString(in));
-			case OP_RELEASE_LEASE -> new Operation.ReleaseLease(DecisionCodec.readString(in), DecisionCodec.readString(in));
+			case OP_RELEASE_LEASE ->
+				new Operation.ReleaseLease(DecisionCodec.readString(in), DecisionCodec.readString(in));
 			default -> throw new DecisionCodecException("Unknown operation type " + type);
 		};
 	}
@@ -458,7 +461,8 @@ public final class MessageCodec {
 		else if (result instanceof OperationResult.Refused refused) {
 			out.writeByte(RESULT_REFUSED);
 			String reason = refused.reason();
-			DecisionCodec.writeString(out, (reason.length() > MAX_REASON_CHARS) ? reason.substring(0, MAX_REASON_CHARS) : reason);
+			DecisionCodec.writeString(out,
+					(reason.length() > MAX_REASON_CHARS) ? reason.substring(0, MAX_REASON_CHARS) : reason);
 		}
 		else {
 			throw new IllegalArgumentException("Unknown result " + result);
