@@ -39,6 +39,7 @@ import dev.tandem.autoconfigure.transaction.TandemTransactionAutoConfiguration;
 import dev.tandem.coordinator.client.CoordinatorGroup;
 import dev.tandem.coordinator.client.RatisDecisionLog;
 import dev.tandem.coordinator.server.CoordinatorServer;
+import dev.tandem.coordinator.server.CoordinatorServerBuilder;
 import dev.tandem.test.EmbeddedKafkaClusters;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransactionTemplate;
@@ -122,7 +123,7 @@ class RemoteCoordinatorTests {
 		});
 	}
 
-	private void commitThroughARemoteGroupAndLoseItsLeader(String topic, UnaryOperator<CoordinatorServer.Builder> security,
+	private void commitThroughARemoteGroupAndLoseItsLeader(String topic, UnaryOperator<CoordinatorServerBuilder> security,
 			String... appProperties) throws Exception {
 		Map<String, String> addresses = new LinkedHashMap<>();
 		for (String id : List.of("n1", "n2", "n3")) {

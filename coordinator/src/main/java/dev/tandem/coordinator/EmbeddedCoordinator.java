@@ -14,7 +14,9 @@ import java.util.function.Consumer;
 
 import dev.tandem.coordinator.client.CoordinatorGroup;
 import dev.tandem.coordinator.client.RatisDecisionLog;
+import dev.tandem.coordinator.client.RatisDecisionLogBuilder;
 import dev.tandem.coordinator.server.CoordinatorServer;
+import dev.tandem.coordinator.server.CoordinatorServerBuilder;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -124,9 +126,9 @@ public final class EmbeddedCoordinator implements AutoCloseable {
 
 		private Duration startTimeout = Duration.ofSeconds(30);
 
-		private @Nullable Consumer<CoordinatorServer.Builder> serverCustomizer;
+		private @Nullable Consumer<CoordinatorServerBuilder> serverCustomizer;
 
-		private @Nullable Consumer<RatisDecisionLog.Builder> clientCustomizer;
+		private @Nullable Consumer<RatisDecisionLogBuilder> clientCustomizer;
 
 		private Builder(Path dataDir) {
 			this.dataDir = Objects.requireNonNull(dataDir, "dataDir");
@@ -148,7 +150,7 @@ public final class EmbeddedCoordinator implements AutoCloseable {
 		 * @param customizer the callback, or {@code null}
 		 * @return this builder
 		 */
-		public Builder server(@Nullable Consumer<CoordinatorServer.Builder> customizer) {
+		public Builder server(@Nullable Consumer<CoordinatorServerBuilder> customizer) {
 			this.serverCustomizer = customizer;
 			return this;
 		}
@@ -159,7 +161,7 @@ public final class EmbeddedCoordinator implements AutoCloseable {
 		 * @param customizer the callback, or {@code null}
 		 * @return this builder
 		 */
-		public Builder client(@Nullable Consumer<RatisDecisionLog.Builder> customizer) {
+		public Builder client(@Nullable Consumer<RatisDecisionLogBuilder> customizer) {
 			this.clientCustomizer = customizer;
 			return this;
 		}
@@ -177,7 +179,7 @@ public final class EmbeddedCoordinator implements AutoCloseable {
 			CoordinatorServer server = startServer();
 			try {
 				server.awaitLeader(this.startTimeout);
-				RatisDecisionLog.Builder client = RatisDecisionLog.builder(server.group());
+				RatisDecisionLogBuilder client = RatisDecisionLog.builder(server.group());
 				if (this.clientCustomizer != null) {
 					this.clientCustomizer.accept(client);
 				}
@@ -199,7 +201,7 @@ public final class EmbeddedCoordinator implements AutoCloseable {
 			for (int attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
 				int port = (attempt == 0 && previous != null && isFree(previous)) ? previous : freePort();
 				CoordinatorGroup group = CoordinatorGroup.of(Map.of(PEER_ID, "127.0.0.1:" + port));
-				CoordinatorServer.Builder builder = CoordinatorServer.builder(PEER_ID, group, this.dataDir)
+				CoordinatorServerBuilder builder = CoordinatorServer.builder(PEER_ID, group, this.dataDir)
 					.bindHost("127.0.0.1")
 					.firstElectionTimeout(FIRST_ELECTION_TIMEOUT_MIN, FIRST_ELECTION_TIMEOUT_MAX);
 				if (this.serverCustomizer != null) {

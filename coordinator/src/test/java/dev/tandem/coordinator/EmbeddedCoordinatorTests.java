@@ -14,6 +14,7 @@ import java.util.function.Consumer;
 
 import dev.tandem.coordinator.client.RatisDecisionLog;
 import dev.tandem.coordinator.server.CoordinatorServer;
+import dev.tandem.coordinator.server.CoordinatorServerBuilder;
 import dev.tandem.coordinator.server.DecisionStateMachine;
 import dev.tandem.coordinator.state.DecisionTable;
 import dev.tandem.transaction.Decision;
@@ -48,7 +49,7 @@ class EmbeddedCoordinatorTests {
 	private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
 	/** Only explicit snapshots: no automatic ones, none on stop. */
-	private static final Consumer<CoordinatorServer.Builder> NO_SNAPSHOTS = (server) -> server
+	private static final Consumer<CoordinatorServerBuilder> NO_SNAPSHOTS = (server) -> server
 		.snapshotThreshold(Long.MAX_VALUE)
 		.snapshotOnStop(false);
 
@@ -272,7 +273,7 @@ class EmbeddedCoordinatorTests {
 		return start(null);
 	}
 
-	private EmbeddedCoordinator start(@Nullable Consumer<CoordinatorServer.Builder> server) {
+	private EmbeddedCoordinator start(@Nullable Consumer<CoordinatorServerBuilder> server) {
 		try {
 			this.coordinator = EmbeddedCoordinator.builder(this.dataDir).server(server).start();
 			return this.coordinator;

@@ -24,6 +24,7 @@ import java.util.function.Function;
 import dev.tandem.bench.BenchOptions;
 import dev.tandem.coordinator.client.CoordinatorGroup;
 import dev.tandem.coordinator.client.RatisDecisionLog;
+import dev.tandem.coordinator.client.RatisDecisionLogBuilder;
 import dev.tandem.coordinator.security.AccessPolicy;
 import dev.tandem.coordinator.security.CoordinatorTls;
 import dev.tandem.coordinator.server.CoordinatorServer;
@@ -187,7 +188,7 @@ public final class CoordinatorBench {
 		}
 	}
 
-	private void writes(Cluster cluster, int callers, String mode, Function<RatisDecisionLog.Builder, RatisDecisionLog.Builder> settings)
+	private void writes(Cluster cluster, int callers, String mode, Function<RatisDecisionLogBuilder, RatisDecisionLogBuilder> settings)
 			throws InterruptedException {
 		String prefix = "w" + this.rows.size();
 		try (RatisDecisionLog client = settings.apply(cluster.clientBuilder()).build()) {
@@ -205,7 +206,7 @@ public final class CoordinatorBench {
 		}
 	}
 
-	private void reads(Cluster cluster, int callers, String target, Function<RatisDecisionLog.Builder, RatisDecisionLog.Builder> settings)
+	private void reads(Cluster cluster, int callers, String target, Function<RatisDecisionLogBuilder, RatisDecisionLogBuilder> settings)
 			throws InterruptedException {
 		int known = 1000;
 		try (RatisDecisionLog writer = cluster.clientBuilder().build();
@@ -432,7 +433,7 @@ public final class CoordinatorBench {
 			return size() + " peer" + ((size() > 1) ? "s" : "") + ((this.clientTls != null) ? " tls" : "");
 		}
 
-		RatisDecisionLog.Builder clientBuilder() {
+		RatisDecisionLogBuilder clientBuilder() {
 			return RatisDecisionLog.builder(this.group).purgeInterval(Duration.ZERO).tls(this.clientTls);
 		}
 

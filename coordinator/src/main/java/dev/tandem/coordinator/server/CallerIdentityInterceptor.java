@@ -10,7 +10,7 @@ import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.net.ssl.SSLSession;
 
 import dev.tandem.coordinator.security.AccessPolicy;
-import dev.tandem.coordinator.state.DecisionCodec;
+import dev.tandem.coordinator.state.MessageCodec;
 import org.apache.ratis.client.impl.OrderedAsync;
 import org.apache.ratis.proto.RaftProtos.ClientMessageEntryProto;
 import org.apache.ratis.proto.RaftProtos.RaftClientRequestProto;
@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
  * <li>peer-to-peer service (append entries, votes, snapshots): only peers pass;</li>
  * <li>admin service (membership, snapshots, leadership): only admins and peers pass;</li>
  * <li>client service: every request's payload is wrapped in an envelope naming the identity
- * ({@link DecisionCodec#encodeEnvelope}), so the state machine authorizes each command and
+ * ({@link MessageCodec#encodeEnvelope}), so the state machine authorizes each command and
  * query against it. A client cannot forge the envelope: whatever it sends is wrapped
  * again (except Ratis' own {@code DUMMY} stream-opening message, which the peer answers
  * without the state machine);</li>
@@ -105,7 +105,7 @@ final class CallerIdentityInterceptor implements ServerInterceptor {
 			// its content; it never reaches the state machine
 			return message;
 		}
-		byte[] envelope = DecisionCodec.encodeEnvelope(identity, request.getMessage().getContent().toByteArray());
+		byte[] envelope = MessageCodec.encodeEnvelope(identity, request.getMessage().getContent().toByteArray());
 		return (Q) request.toBuilder()
 			.setMessage(ClientMessageEntryProto.newBuilder().setContent(UnsafeByteOperations.unsafeWrap(envelope)))
 			.build();

@@ -10,8 +10,10 @@ import dev.tandem.coordinator.security.AccessPolicy;
 import dev.tandem.coordinator.state.AccessScope;
 import dev.tandem.coordinator.state.Command;
 import dev.tandem.coordinator.state.CoordinatorQuotas;
+import dev.tandem.coordinator.state.DecisionCodecException;
 import dev.tandem.coordinator.state.DecisionTable;
 import dev.tandem.coordinator.state.Grant;
+import dev.tandem.coordinator.state.MessageCodec;
 import dev.tandem.coordinator.state.Operation;
 import dev.tandem.coordinator.state.TransactionRecord;
 import dev.tandem.transaction.TransactionIds;
@@ -60,8 +62,24 @@ final class CommandAuthorizer {
 	 * Returns whether every caller may do everything (no TLS).
 	 * @return whether the policy is open
 	 */
-	boolean isOpen() {
+	private boolean isOpen() {
 		return this.policy.isOpen();
+	}
+
+	/**
+	 * Returns a request that came without the identity envelope of the peer's
+	 * {@link CallerIdentityInterceptor} as a plain-text caller's: every request to a
+	 * {@link CoordinatorServer} passes that interceptor, so only a state machine hosted outside one
+	 * sees a bare payload, and only the open policy accepts it.
+	 * @param payload the request's bytes
+	 * @return the payload with no identity
+	 * @throws DecisionCodecException if the policy is not open
+	 */
+	MessageCodec.Envelope barePayload(byte[] payload) {
+		if (!isOpen()) {
+			throw new DecisionCodecException("Request without the identity envelope of the peer's interceptor");
+		}
+		return new MessageCodec.Envelope(null, payload);
 	}
 
 	/**

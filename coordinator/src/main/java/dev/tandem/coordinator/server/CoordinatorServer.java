@@ -9,7 +9,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ForkJoinPool;
@@ -18,16 +17,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 
 import dev.tandem.coordinator.client.CoordinatorGroup;
 import dev.tandem.coordinator.security.AccessPolicy;
 import dev.tandem.coordinator.security.CoordinatorTls;
-import dev.tandem.coordinator.state.CoordinatorQuotas;
-import org.apache.ratis.RaftConfigKeys;
-import org.apache.ratis.conf.Parameters;
-import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
 import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
 import org.apache.ratis.protocol.ClientId;
@@ -36,18 +29,14 @@ import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.SnapshotManagementRequest;
 import org.apache.ratis.protocol.TransferLeadershipRequest;
-import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.util.TimeDuration;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
 /**
  * One peer of the coordinator: an Apache Ratis {@link RaftServer} over gRPC hosting a
  * {@link DecisionStateMachine}, with the settings Tandem relies on ({@code docs/architecture.md}, "The coordinator"):
@@ -67,13 +56,13 @@ import org.slf4j.LoggerFactory;
  * {@link PeerStatus#followers()});</li>
  * <li>start-up with {@link RaftStorage.StartupOption#RECOVER}: an existing log and snapshot
  * are loaded, an empty directory is formatted;</li>
- * <li>snapshots taken automatically every {@link Builder#snapshotThreshold(long) N} log entries,
+ * <li>snapshots taken automatically every {@link CoordinatorServerBuilder#snapshotThreshold(long) N} log entries,
  * with the log purged up to the snapshot;</li>
- * <li>with {@link Builder#tls(CoordinatorTls) TLS}: mutual TLS on every connection (peer to
+ * <li>with {@link CoordinatorServerBuilder#tls(CoordinatorTls) TLS}: mutual TLS on every connection (peer to
  * peer and client to peer), and every request authorized by the caller's certificate
  * identity against an {@link AccessPolicy} (peers replicate, admins administer, apps act for
  * their own owners only); without it every caller may do everything, so bind a plain-text
- * peer to a trusted interface ({@link Builder#bindHost(String)}).</li>
+ * peer to a trusted interface ({@link CoordinatorServerBuilder#bindHost(String)}).</li>
  * </ul>
  * Ratis logs much at INFO: an application should set the {@code org.apache.ratis} logger to
  * WARN.
@@ -123,7 +112,7 @@ public final class CoordinatorServer implements AutoCloseable {
 
 	private Lifecycle lifecycle = Lifecycle.NEW;
 
-	private CoordinatorServer(Builder builder) throws IOException {
+	CoordinatorServer(CoordinatorServerBuilder builder) throws IOException {
 		this.peerId = builder.peerId;
 		this.group = builder.group;
 		this.raftGroupId = RaftGroupId.valueOf(this.group.groupId());
@@ -154,8 +143,8 @@ public final class CoordinatorServer implements AutoCloseable {
 	 * @return a builder
 	 * @throws IllegalArgumentException if the group has no peer of that id
 	 */
-	public static Builder builder(String peerId, CoordinatorGroup group, Path dataDir) {
-		return new Builder(peerId, group, dataDir);
+	public static CoordinatorServerBuilder builder(String peerId, CoordinatorGroup group, Path dataDir) {
+		return new CoordinatorServerBuilder(peerId, group, dataDir);
 	}
 
 	/**
@@ -521,258 +510,6 @@ public final class CoordinatorServer implements AutoCloseable {
 				throw new IllegalStateException("Coordinator peer cannot go from " + this + " to " + next);
 			}
 			return next;
-		}
-
-	}
-
-	/**
-	 * Settings of a {@link CoordinatorServer}.
-	 *
-	 * @since 0.1.0
-	 */
-	public static final class Builder {
-
-		private final String peerId;
-
-		private final CoordinatorGroup group;
-
-		private final Path dataDir;
-
-		private Duration electionTimeoutMin = Duration.ofMillis(150);
-
-		private Duration electionTimeoutMax = Duration.ofMillis(300);
-
-		private @Nullable Duration firstElectionTimeoutMin;
-
-		private @Nullable Duration firstElectionTimeoutMax;
-
-		private boolean preVote = true;
-
-		private boolean snapshotOnStop = true;
-
-		private long snapshotThreshold = 10_000;
-
-		private int snapshotRetention = 2;
-
-		private @Nullable String bindHost;
-
-		private @Nullable Consumer<RaftProperties> customizer;
-
-		private @Nullable CoordinatorTls tls;
-
-		private AccessPolicy accessPolicy = AccessPolicy.open();
-
-		private CoordinatorQuotas quotas = CoordinatorQuotas.DEFAULTS;
-
-		private Builder(String peerId, CoordinatorGroup group, Path dataDir) {
-			this.peerId = Objects.requireNonNull(peerId, "peerId");
-			this.group = Objects.requireNonNull(group, "group");
-			this.dataDir = Objects.requireNonNull(dataDir, "dataDir");
-			if (!group.peers().containsKey(peerId)) {
-				throw new IllegalArgumentException("Peer '" + peerId + "' is not in " + group);
-			}
-		}
-
-		/**
-		 * Sets the range of the randomised election timeout (Raft §5.2): how long a follower
-		 * waits without hearing from a leader before it starts a (pre-)vote. Lower values fail
-		 * over faster but risk needless elections under GC or CPU pauses (measurements in
-		 * {@code docs/benchmarks.md}, "Coordinator").
-		 * @param min the lower bound, positive (default 150 ms)
-		 * @param max the upper bound, greater than {@code min} (default 300 ms)
-		 * @return this builder
-		 * @throws IllegalArgumentException if the range is empty or not positive
-		 */
-		public Builder electionTimeout(Duration min, Duration max) {
-			if (min.isNegative() || min.isZero() || max.compareTo(min) <= 0) {
-				throw new IllegalArgumentException("Election timeout range [" + min + ", " + max + "] is invalid");
-			}
-			this.electionTimeoutMin = min;
-			this.electionTimeoutMax = max;
-			return this;
-		}
-
-		/**
-		 * Sets the election timeout range used once at start-up only; by default the
-		 * {@link #electionTimeout(Duration, Duration) election timeout}. A single peer has no one
-		 * to wait for, so a short first timeout makes it serve sooner after a restart.
-		 * @param min the lower bound, positive
-		 * @param max the upper bound, greater than {@code min}
-		 * @return this builder
-		 * @throws IllegalArgumentException if the range is empty or not positive
-		 */
-		public Builder firstElectionTimeout(Duration min, Duration max) {
-			if (min.isNegative() || min.isZero() || max.compareTo(min) <= 0) {
-				throw new IllegalArgumentException("First election timeout range [" + min + ", " + max + "] is invalid");
-			}
-			this.firstElectionTimeoutMin = min;
-			this.firstElectionTimeoutMax = max;
-			return this;
-		}
-
-		/**
-		 * Sets whether a snapshot is taken when the peer stops, so that the next start replays
-		 * less log.
-		 * @param snapshotOnStop whether to snapshot on stop (default true)
-		 * @return this builder
-		 */
-		public Builder snapshotOnStop(boolean snapshotOnStop) {
-			this.snapshotOnStop = snapshotOnStop;
-			return this;
-		}
-
-		/**
-		 * Sets whether candidates run a pre-vote first (Raft thesis §9.6); keep it on outside
-		 * tests that show what it prevents.
-		 * @param preVote whether pre-vote is on (default true)
-		 * @return this builder
-		 */
-		public Builder preVote(boolean preVote) {
-			this.preVote = preVote;
-			return this;
-		}
-
-		/**
-		 * Sets after how many log entries a snapshot is taken automatically (the log is then
-		 * purged up to it). With group commit one entry holds up to a batch of decisions.
-		 * @param entries the number of entries, positive (default 10000)
-		 * @return this builder
-		 * @throws IllegalArgumentException if not positive
-		 */
-		public Builder snapshotThreshold(long entries) {
-			if (entries <= 0) {
-				throw new IllegalArgumentException("snapshotThreshold must be positive: " + entries);
-			}
-			this.snapshotThreshold = entries;
-			return this;
-		}
-
-		/**
-		 * Sets how many snapshot files to keep.
-		 * @param files the number of files, 1 or more (default 2)
-		 * @return this builder
-		 * @throws IllegalArgumentException if less than 1
-		 */
-		public Builder snapshotRetention(int files) {
-			if (files < 1) {
-				throw new IllegalArgumentException("snapshotRetention must be at least 1: " + files);
-			}
-			this.snapshotRetention = files;
-			return this;
-		}
-
-		/**
-		 * Sets the address the gRPC endpoint binds to; by default every interface. The port is
-		 * always the one of this peer's address in the group.
-		 * @param host the host name or IP address to bind, or {@code null} for all
-		 * @return this builder
-		 */
-		public Builder bindHost(@Nullable String host) {
-			this.bindHost = host;
-			return this;
-		}
-
-		/**
-		 * Turns on mutual TLS: the peer presents this certificate to peers and clients,
-		 * requires a certificate of every caller and verifies it against the trust manager;
-		 * towards the other peers it verifies their certificate and host name.
-		 * @param tls the key and trust material, or {@code null} for plain text (default)
-		 * @return this builder
-		 */
-		public Builder tls(@Nullable CoordinatorTls tls) {
-			this.tls = tls;
-			return this;
-		}
-
-		/**
-		 * Sets who may do what, by certificate identity; needs {@link #tls(CoordinatorTls)}.
-		 * @param policy the policy (default {@link AccessPolicy#open()}: everyone everything)
-		 * @return this builder
-		 */
-		public Builder accessPolicy(AccessPolicy policy) {
-			this.accessPolicy = Objects.requireNonNull(policy, "policy");
-			return this;
-		}
-
-		/**
-		 * Sets what the owners of one app identity may hold (open decisions, leases); applies to
-		 * the identities of {@link #accessPolicy(AccessPolicy)}, not to admins or the open policy.
-		 * @param quotas the quotas (default {@link CoordinatorQuotas#DEFAULTS})
-		 * @return this builder
-		 */
-		public Builder quotas(CoordinatorQuotas quotas) {
-			this.quotas = Objects.requireNonNull(quotas, "quotas");
-			return this;
-		}
-
-		/**
-		 * Sets a callback that may change any Ratis property after Tandem's settings are
-		 * applied (escape hatch; Tandem's guarantees assume pre-vote and LINEARIZABLE reads).
-		 * @param customizer the callback, or {@code null}
-		 * @return this builder
-		 */
-		public Builder properties(@Nullable Consumer<RaftProperties> customizer) {
-			this.customizer = customizer;
-			return this;
-		}
-
-		/**
-		 * Creates the peer (not started).
-		 * @return the peer
-		 * @throws IOException if the data directory cannot be created or opened
-		 */
-		public CoordinatorServer build() throws IOException {
-			if (this.tls == null && !this.accessPolicy.isOpen()) {
-				throw new IllegalStateException("Coordinator peer '" + this.peerId + "' has an access policy but no TLS: "
-						+ "identities come from client certificates, so set tls(...) as well");
-			}
-			return new CoordinatorServer(this);
-		}
-
-		Parameters parameters() {
-			Parameters parameters = new Parameters();
-			CallerIdentityInterceptor interceptor = new CallerIdentityInterceptor(this.peerId, this.accessPolicy);
-			GrpcConfigKeys.Server.setServicesCustomizer(parameters, (builder, types) -> builder.intercept(interceptor));
-			if (this.tls != null) {
-				GrpcConfigKeys.TLS.setConf(parameters, this.tls.grpcTlsConfig());
-			}
-			return parameters;
-		}
-
-		RaftProperties properties() {
-			RaftProperties properties = new RaftProperties();
-			RaftServerConfigKeys.setStorageDir(properties, List.of(this.dataDir.toFile()));
-			RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.GRPC);
-			GrpcConfigKeys.Server.setPort(properties, port(this.group.peers().get(this.peerId)));
-			if (this.bindHost != null) {
-				GrpcConfigKeys.Server.setHost(properties, this.bindHost);
-			}
-			RaftServerConfigKeys.LeaderElection.setPreVote(properties, this.preVote);
-			RaftServerConfigKeys.Read.setOption(properties, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
-			RaftServerConfigKeys.Rpc.setTimeoutMin(properties, timeDuration(this.electionTimeoutMin));
-			RaftServerConfigKeys.Rpc.setTimeoutMax(properties, timeDuration(this.electionTimeoutMax));
-			if (this.firstElectionTimeoutMin != null && this.firstElectionTimeoutMax != null) {
-				RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(properties, timeDuration(this.firstElectionTimeoutMin));
-				RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(properties, timeDuration(this.firstElectionTimeoutMax));
-			}
-			RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
-			RaftServerConfigKeys.Snapshot.setTriggerWhenStopEnabled(properties, this.snapshotOnStop);
-			RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, this.snapshotThreshold);
-			RaftServerConfigKeys.Snapshot.setRetentionFileNum(properties, this.snapshotRetention);
-			RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(properties, true);
-			if (this.customizer != null) {
-				this.customizer.accept(properties);
-			}
-			return properties;
-		}
-
-		private static int port(@Nullable String address) {
-			Objects.requireNonNull(address, "address");
-			return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
-		}
-
-		private static TimeDuration timeDuration(Duration duration) {
-			return TimeDuration.valueOf(duration.toMillis(), TimeUnit.MILLISECONDS);
 		}
 
 	}

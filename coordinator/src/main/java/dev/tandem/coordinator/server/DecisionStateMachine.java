@@ -1,15 +1,7 @@
 package dev.tandem.coordinator.server;
 
-import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
 import java.io.ByteArrayInputStream;
-import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -23,16 +15,16 @@ import dev.tandem.coordinator.security.CoordinatorAccessDeniedException;
 import dev.tandem.coordinator.state.Command;
 import dev.tandem.coordinator.state.CommandLimits;
 import dev.tandem.coordinator.state.CoordinatorQuotas;
-import dev.tandem.coordinator.state.DecisionCodec;
 import dev.tandem.coordinator.state.DecisionCodecException;
 import dev.tandem.coordinator.state.DecisionTable;
 import dev.tandem.coordinator.state.Grant;
+import dev.tandem.coordinator.state.LogEntryCodec;
+import dev.tandem.coordinator.state.MessageCodec;
 import dev.tandem.coordinator.state.Operation;
 import dev.tandem.coordinator.state.OperationResult;
 import dev.tandem.coordinator.state.Query;
 import dev.tandem.coordinator.state.QueryReply;
 import dev.tandem.coordinator.state.QuotaExceededException;
-import org.apache.ratis.io.MD5Hash;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientRequest;
@@ -44,18 +36,15 @@ import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.raftlog.RaftLog;
-import org.apache.ratis.server.storage.FileInfo;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.SnapshotInfo;
 import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
-import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.util.LifeCycle;
-import org.apache.ratis.util.MD5FileUtil;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,8 +52,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Apache Ratis adapter over a {@link DecisionTable}: commands are validated in
  * {@link #startTransaction}, applied only in {@link #applyTransaction}, queries are read-only;
- * snapshots are one {@link DecisionCodec} snapshot file per term-index in a
- * {@link SimpleStateMachineStorage}.
+ * snapshot files are {@link DecisionSnapshots}' job (one per term-index in a
+ * {@link SimpleStateMachineStorage}), the wire messages {@link MessageCodec}'s and the log entries
+ * {@link LogEntryCodec}'s.
  * <p>
  * With {@code raft.server.read.option=LINEARIZABLE} (set by {@link CoordinatorServer}), Ratis
  * runs {@link #query} only after the ReadIndex of the read is applied (Raft thesis §6.4), so a
@@ -92,7 +82,7 @@ public class DecisionStateMachine extends BaseStateMachine {
 
 	private static final Logger logger = LoggerFactory.getLogger(DecisionStateMachine.class);
 
-	private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+	private final DecisionSnapshots snapshots = new DecisionSnapshots();
 
 	private final DecisionTable table = new DecisionTable();
 
@@ -114,24 +104,11 @@ public class DecisionStateMachine extends BaseStateMachine {
 
 	private final AtomicLong refusedOperations = new AtomicLong();
 
-	private final AtomicLong failedSnapshots = new AtomicLong();
-
 	private final CommandAuthorizer authorizer;
 
 	private volatile @Nullable LeaderReadGuard readGuard;
 
-	/**
-	 * The latest snapshot, kept here because {@link SimpleStateMachineStorage} lists its
-	 * directory on every call while there is none, and Ratis asks on every append to every
-	 * follower.
-	 */
-	private volatile @Nullable SingleFileSnapshotInfo latestSnapshot;
-
 	private volatile RaftServer.@Nullable Division division;
-
-	private volatile long loadedSnapshotIndex = RaftLog.INVALID_LOG_INDEX;
-
-	private volatile int loadedSnapshotRecords;
 
 	/**
 	 * Creates a state machine that lets every caller do everything (no TLS).
@@ -161,9 +138,8 @@ public class DecisionStateMachine extends BaseStateMachine {
 	@Override
 	public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
 		super.initialize(server, groupId, raftStorage);
-		this.storage.init(raftStorage);
-		this.latestSnapshot = this.storage.getLatestSnapshot();
-		load(this.latestSnapshot);
+		this.snapshots.init(raftStorage);
+		load();
 		long minTimeoutMs = RaftServerConfigKeys.Rpc.timeoutMin(server.getProperties()).toLong(TimeUnit.MILLISECONDS);
 		long maxTimeoutMs = RaftServerConfigKeys.Rpc.timeoutMax(server.getProperties()).toLong(TimeUnit.MILLISECONDS);
 		this.readGuard = new LeaderReadGuard(minTimeoutMs / 2, 2 * maxTimeoutMs);
@@ -199,8 +175,8 @@ public class DecisionStateMachine extends BaseStateMachine {
 	@Override
 	public void reinitialize() throws IOException {
 		// Called after a snapshot was installed from the leader: read the newest one from disk
-		this.latestSnapshot = this.storage.loadLatestSnapshot();
-		load(this.latestSnapshot);
+		this.snapshots.rescan();
+		load();
 		if (getLifeCycle().compareAndTransition(LifeCycle.State.PAUSED, LifeCycle.State.STARTING)) {
 			getLifeCycle().transition(LifeCycle.State.RUNNING);
 		}
@@ -208,12 +184,12 @@ public class DecisionStateMachine extends BaseStateMachine {
 
 	@Override
 	public @Nullable SnapshotInfo getLatestSnapshot() {
-		return this.latestSnapshot;
+		return this.snapshots.latest();
 	}
 
 	@Override
 	public StateMachineStorage getStateMachineStorage() {
-		return this.storage;
+		return this.snapshots.storage();
 	}
 
 	@Override
@@ -223,9 +199,9 @@ public class DecisionStateMachine extends BaseStateMachine {
 			.setClientRequest(request);
 		ByteString content = request.getMessage().getContent();
 		try {
-			DecisionCodec.Envelope envelope = envelope(content);
+			MessageCodec.Envelope envelope = envelope(content);
 			Grant grant = this.authorizer.grantFor(envelope.identity());
-			Command command = DecisionCodec.decodeCommand(envelope.payload());
+			Command command = MessageCodec.decodeCommand(envelope.payload());
 			CommandLimits.check(command);
 			CommandAuthorizer.Refusal refusal = this.authorizer.commandRefusal(grant, command);
 			if (refusal != null) {
@@ -238,11 +214,11 @@ public class DecisionStateMachine extends BaseStateMachine {
 			}
 			// The leader's clock, not the sender's, times the command (lease expiry, retention)
 			long leaderTimeMs = System.currentTimeMillis();
-			DecisionCodec.LogEntry entry = new DecisionCodec.LogEntry(grant,
+			LogEntryCodec.LogEntry entry = new LogEntryCodec.LogEntry(grant,
 					new Command(leaderTimeMs, command.operations()));
 			return builder
 				.setLogData(UnsafeByteOperations
-					.unsafeWrap(DecisionCodec.encodeLogEntry(grant, leaderTimeMs, envelope.payload())))
+					.unsafeWrap(LogEntryCodec.encodeLogEntry(grant, leaderTimeMs, envelope.payload())))
 				.setStateMachineContext(entry)
 				.build();
 		}
@@ -260,27 +236,22 @@ public class DecisionStateMachine extends BaseStateMachine {
 		}
 	}
 
-	private DecisionCodec.Envelope envelope(ByteString content) {
-		// Every request passes the peer's CallerIdentityInterceptor; without one (a state machine
-		// hosted outside CoordinatorServer) only the open policy accepts the bare payload
-		if (content.size() >= 2 && DecisionCodec.isEnvelope(content.byteAt(0), content.byteAt(1))) {
-			return DecisionCodec.decodeEnvelope(content.newInput());
+	private MessageCodec.Envelope envelope(ByteString content) {
+		if (content.size() >= 2 && MessageCodec.isEnvelope(content.byteAt(0), content.byteAt(1))) {
+			return MessageCodec.decodeEnvelope(content.newInput());
 		}
-		if (!this.authorizer.isOpen()) {
-			throw new DecisionCodecException("Request without the identity envelope of the peer's interceptor");
-		}
-		return new DecisionCodec.Envelope(null, content.toByteArray());
+		return this.authorizer.barePayload(content.toByteArray());
 	}
 
 	@Override
 	public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
 		LogEntryProto entry = trx.getLogEntry();
 		TermIndex termIndex = TermIndex.valueOf(entry);
-		DecisionCodec.LogEntry logEntry = (trx.getStateMachineContext() instanceof DecisionCodec.LogEntry cached)
+		LogEntryCodec.LogEntry logEntry = (trx.getStateMachineContext() instanceof LogEntryCodec.LogEntry cached)
 				? cached : null;
 		try {
 			if (logEntry == null) {
-				logEntry = DecisionCodec.decodeLogEntry(entry.getStateMachineLogEntry().getLogData().toByteArray());
+				logEntry = LogEntryCodec.decodeLogEntry(entry.getStateMachineLogEntry().getLogData().toByteArray());
 			}
 		}
 		catch (DecisionCodecException ex) {
@@ -316,12 +287,12 @@ public class DecisionStateMachine extends BaseStateMachine {
 		}
 		byte[] reply;
 		try {
-			reply = DecisionCodec.encodeResults(results);
+			reply = MessageCodec.encodeResults(results);
 		}
 		catch (RuntimeException ex) {
 			logger.error("Encoding the results of log entry {} failed; its client gets refusals: {}", termIndex,
 					ex.toString(), ex);
-			reply = DecisionCodec.encodeResults(refuseAll(command, "the coordinator could not encode the results"));
+			reply = MessageCodec.encodeResults(refuseAll(command, "the coordinator could not encode the results"));
 		}
 		return CompletableFuture.completedFuture(message(reply));
 	}
@@ -342,8 +313,8 @@ public class DecisionStateMachine extends BaseStateMachine {
 	public CompletableFuture<Message> query(Message request) {
 		Query query;
 		try {
-			DecisionCodec.Envelope envelope = envelope(request.getContent());
-			query = DecisionCodec.decodeQuery(new ByteArrayInputStream(envelope.payload()));
+			MessageCodec.Envelope envelope = envelope(request.getContent());
+			query = MessageCodec.decodeQuery(new ByteArrayInputStream(envelope.payload()));
 			Grant grant = this.authorizer.grantFor(envelope.identity());
 			String refusal = this.authorizer.queryRefusal(grant, query.scopes(), query.getClass().getSimpleName());
 			if (refusal != null) {
@@ -393,28 +364,12 @@ public class DecisionStateMachine extends BaseStateMachine {
 		QueryReply reply;
 		this.lock.readLock().lock();
 		try {
-			reply = answer(query);
+			reply = this.table.answer(query);
 		}
 		finally {
 			this.lock.readLock().unlock();
 		}
-		return message(DecisionCodec.encodeReply(reply));
-	}
-
-	private QueryReply answer(Query query) {
-		if (query instanceof Query.StateQuery state) {
-			return new QueryReply.StateReply(this.table.state(state.transactionId()));
-		}
-		if (query instanceof Query.InDoubtQuery inDoubt) {
-			return new QueryReply.InDoubtReply(this.table.inDoubt(inDoubt.owner()));
-		}
-		if (query instanceof Query.AppInDoubtQuery inDoubt) {
-			return new QueryReply.InDoubtReply(this.table.appInDoubt(inDoubt.idPrefix()));
-		}
-		if (query instanceof Query.LeasesQuery leases) {
-			return new QueryReply.LeasesReply(this.table.leases(leases.idPrefix()));
-		}
-		return new QueryReply.CountsReply(this.table.counts());
+		return message(MessageCodec.encodeReply(reply));
 	}
 
 	@Override
@@ -431,64 +386,28 @@ public class DecisionStateMachine extends BaseStateMachine {
 			if (last == null || last.getIndex() < 0) {
 				return RaftLog.INVALID_LOG_INDEX;
 			}
-			File snapshotFile = this.storage.getSnapshotFile(last.getTerm(), last.getIndex());
-			Path target = snapshotFile.toPath();
-			Path temporary = target.resolveSibling(target.getFileName() + ".writing");
-			try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(temporary), 64 * 1024)) {
-				DecisionCodec.writeSnapshot(this.table.records(), this.table.leases(), out);
-			}
-			forceToDisk(temporary);
-			Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-			MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(snapshotFile);
-			SingleFileSnapshotInfo taken = new SingleFileSnapshotInfo(new FileInfo(target, md5), last);
-			this.storage.updateLatestSnapshot(taken);
-			this.latestSnapshot = taken;
-			logger.info("Took snapshot {} with {} records at {}", target.getFileName(), this.table.counts().total(), last);
+			this.snapshots.write(this.table, last);
 			return last.getIndex();
-		}
-		catch (RuntimeException ex) {
-			// Ratis' updater loops on anything but an IOException here (it retries the snapshot)
-			this.failedSnapshots.incrementAndGet();
-			throw new IOException("Snapshot of the decision table failed: " + ex, ex);
 		}
 		finally {
 			this.lock.readLock().unlock();
 		}
 	}
 
-	private void load(@Nullable SingleFileSnapshotInfo snapshot) throws IOException {
-		if (snapshot == null) {
-			logger.debug("No snapshot to load: starting from an empty decision table");
+	private void load() throws IOException {
+		DecisionSnapshots.Loaded loaded = this.snapshots.readLatest();
+		if (loaded == null) {
 			return;
-		}
-		Path path = snapshot.getFile().getPath();
-		if (!Files.exists(path)) {
-			throw new IOException("Snapshot file " + path + " of " + snapshot.getTermIndex() + " is missing");
-		}
-		MD5Hash md5 = snapshot.getFile().getFileDigest();
-		if (md5 != null) {
-			MD5FileUtil.verifySavedMD5(path.toFile(), md5);
-		}
-		TermIndex last = SimpleStateMachineStorage.getTermIndexFromSnapshotFile(path.toFile());
-		DecisionCodec.Snapshot content;
-		try (InputStream in = new BufferedInputStream(Files.newInputStream(path), 64 * 1024)) {
-			content = DecisionCodec.readFullSnapshot(in);
-		}
-		catch (DecisionCodecException ex) {
-			throw new IOException("Corrupt snapshot " + path + ": " + ex.getMessage(), ex);
 		}
 		this.lock.writeLock().lock();
 		try {
-			this.table.replaceWith(content.records(), content.leases());
-			setLastAppliedTermIndex(last);
+			this.table.replaceWith(loaded.content().records(), loaded.content().leases());
+			setLastAppliedTermIndex(loaded.last());
 		}
 		finally {
 			this.lock.writeLock().unlock();
 		}
-		this.loadedSnapshotIndex = last.getIndex();
-		this.loadedSnapshotRecords = content.records().size();
-		logger.info("Loaded snapshot {} with {} records and {} leases", path.getFileName(), content.records().size(),
-				content.leases().size());
+		this.snapshots.loaded(loaded);
 	}
 
 	/**
@@ -570,7 +489,7 @@ public class DecisionStateMachine extends BaseStateMachine {
 	 * @return the count, zero or more
 	 */
 	public long failedSnapshots() {
-		return this.failedSnapshots.get();
+		return this.snapshots.failures();
 	}
 
 	/**
@@ -605,7 +524,7 @@ public class DecisionStateMachine extends BaseStateMachine {
 	 * @return the log index, or {@code -1}
 	 */
 	public long loadedSnapshotIndex() {
-		return this.loadedSnapshotIndex;
+		return this.snapshots.loadedIndex();
 	}
 
 	/**
@@ -613,7 +532,7 @@ public class DecisionStateMachine extends BaseStateMachine {
 	 * @return the count, zero or more
 	 */
 	public int loadedSnapshotRecords() {
-		return this.loadedSnapshotRecords;
+		return this.snapshots.loadedRecords();
 	}
 
 	/**
@@ -636,12 +555,6 @@ public class DecisionStateMachine extends BaseStateMachine {
 
 	private static Message message(byte[] bytes) {
 		return Message.valueOf(UnsafeByteOperations.unsafeWrap(bytes));
-	}
-
-	private static void forceToDisk(Path file) throws IOException {
-		try (var channel = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.WRITE)) {
-			channel.force(true);
-		}
 	}
 
 	/**

@@ -2,17 +2,7 @@ package dev.tandem.coordinator.state;
 
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
-import java.util.Comparator;
-import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
-import java.util.NavigableMap;
-import java.util.NavigableSet;
-import java.util.TreeMap;
-import java.util.TreeSet;
-import java.util.function.ToIntFunction;
 
 import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.DecisionState;
@@ -23,7 +13,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The coordinator's state: one {@link TransactionRecord} per transaction id (DECIDED,
- * COMPLETED or ABORTED), indexed by owner for recovery and by finish time for purging.
+ * COMPLETED or ABORTED), indexed by owner for recovery and by finish time for purging
+ * ({@link TransactionRecords} keeps the records and their indexes, {@link InstanceLeases} the
+ * leases; this class holds the rules that join them, and is the one entry point of both).
  * <p>
  * Rules (two-phase commit with presumed abort; {@code docs/architecture.md}, "The protocol and recovery"):
  * <ul>
@@ -47,19 +39,9 @@ import org.slf4j.LoggerFactory;
  * such commands before they reach the log; this rule covers a record created between that
  * check and the apply).</li>
  * </ul>
- * Instance leases ({@link InstanceLease}), one per owner:
+ * Instance leases ({@link InstanceLease}), one per owner, follow the rules of {@link InstanceLeases}
+ * (renew, claim, release); the table adds:
  * <ul>
- * <li>renew: granted (expiry = command time + duration) when the owner has no lease, or holds it
- * with the same incarnation unclaimed, or holds it with another incarnation that has expired at
- * the command's time (a restart after the previous run died); a new incarnation also gets a
- * fresh lease in place of a claimed one that was taken over, or whose claimant is no longer live.
- * The claimed incarnation itself never gets its lease back.</li>
- * <li>claim: granted when the claimant holds a live, unclaimed lease of the same id prefix, and the
- * lease has expired unclaimed, or is claimed, not taken over, by an instance whose own lease is
- * gone, claimed or expired.</li>
- * <li>release: removes the lease when asked by its holder's incarnation (unclaimed); marks it
- * taken over when asked by its claimant. A taken-over lease stays until a new run of the
- * instance renews, or a purge finds it expired for longer than the retention period.</li>
  * <li>decide: refused ({@link OperationResult.OwnerClaimed}) while the owner's lease is claimed, and,
  * for a decision that names its run (incarnation), unless that run holds the lease: a run that
  * wakes up after a pause longer than its lease cannot decide a transaction whose participants a
@@ -84,25 +66,9 @@ public final class DecisionTable {
 	 */
 	public static final long ABANDONED_AFTER_MS = 24L * 60 * 60 * 1000;
 
-	private static final Comparator<Key> KEY_ORDER = Comparator.comparingLong(Key::timeMs)
-		.thenComparing(Key::transactionId);
+	private final TransactionRecords records = new TransactionRecords();
 
-	private final Map<String, TransactionRecord> records = new HashMap<>();
-
-	private final Map<String, NavigableSet<Key>> inDoubtByOwner = new HashMap<>();
-
-	/** Decided and aborted records per owner, sorted so that one app's owners are a range. */
-	private final NavigableMap<String, OwnerCounts> countsByOwner = new TreeMap<>();
-
-	private final NavigableSet<Key> finished = new TreeSet<>(KEY_ORDER);
-
-	private final NavigableMap<String, InstanceLease> leases = new TreeMap<>();
-
-	private int decided;
-
-	private int completed;
-
-	private int aborted;
+	private final InstanceLeases leases = new InstanceLeases();
 
 	/**
 	 * Applies every operation of a command, in order.
@@ -244,13 +210,13 @@ public final class DecisionTable {
 		}
 		TransactionRecord existing = this.records.get(decision.transactionId());
 		if (existing == null) {
-			put(TransactionRecord.decided(decision));
+			this.records.put(TransactionRecord.decided(decision));
 			return new OperationResult.Decided(decision, true);
 		}
 		if (existing.state() == DecisionState.ABORTED) {
 			return new OperationResult.AbortConflict(decision.transactionId());
 		}
-		if (!requireDecision(existing).equals(decision)) {
+		if (!TransactionRecords.requireDecision(existing).equals(decision)) {
 			// Never echo the stored decision: a reply would grow with every retry in a command
 			return new OperationResult.Refused("transaction " + decision.transactionId()
 					+ " is decided already with another decision, and a decision never changes");
@@ -270,8 +236,8 @@ public final class DecisionTable {
 			return DecisionState.UNKNOWN;
 		}
 		if (existing.state() == DecisionState.DECIDED) {
-			remove(existing);
-			put(existing.completed(atMs));
+			this.records.remove(existing);
+			this.records.put(existing.completed(atMs));
 			return DecisionState.COMPLETED;
 		}
 		return existing.state();
@@ -290,7 +256,7 @@ public final class DecisionTable {
 		if (existing != null) {
 			return existing.state();
 		}
-		put(TransactionRecord.aborted(transactionId, owner, atMs));
+		this.records.put(TransactionRecord.aborted(transactionId, owner, atMs));
 		return DecisionState.ABORTED;
 	}
 
@@ -311,37 +277,17 @@ public final class DecisionTable {
 		// the retention: a claimant or the owner's next run may still need it to finish the commit
 		long goneBefore = nowMs - Math.max(retentionMs, ABANDONED_AFTER_MS);
 		int count = 0;
-		List<TransactionRecord> abandoned = new ArrayList<>();
-		this.inDoubtByOwner.forEach((owner, keys) -> {
+		List<TransactionRecord> abandoned = this.records.decidedOf((owner) -> {
 			InstanceLease lease = this.leases.get(owner);
-			if (lease != null && lease.expiresAtMs() < goneBefore) {
-				keys.forEach((key) -> abandoned.add(requireRecord(key.transactionId())));
-			}
+			return lease != null && lease.expiresAtMs() < goneBefore;
 		});
 		for (TransactionRecord record : abandoned) {
-			remove(record);
+			this.records.remove(record);
 			count++;
 		}
-		Iterator<InstanceLease> leases = this.leases.values().iterator();
-		while (leases.hasNext()) {
-			if (leases.next().expiresAtMs() < goneBefore) {
-				leases.remove();
-				count++;
-			}
-		}
-		while (!this.finished.isEmpty() && this.finished.first().timeMs() < cutoff) {
-			remove(requireRecord(this.finished.first().transactionId()));
-			count++;
-		}
+		count += this.leases.removeExpiredBefore(goneBefore);
+		count += this.records.removeFinishedBefore(cutoff);
 		return count;
-	}
-
-	private TransactionRecord requireRecord(String transactionId) {
-		TransactionRecord record = this.records.get(transactionId);
-		if (record == null) {
-			throw new IllegalStateException("Index out of sync with records: no record of " + transactionId);
-		}
-		return record;
 	}
 
 	/**
@@ -351,7 +297,7 @@ public final class DecisionTable {
 	 * @return the count, zero or more
 	 */
 	public int openDecisions(Grant grant) {
-		return sumOverOwners(grant, (counts) -> counts.decided);
+		return this.records.openDecisions(grant);
 	}
 
 	/**
@@ -361,20 +307,7 @@ public final class DecisionTable {
 	 * @return the count, zero or more
 	 */
 	public int abortedRecords(Grant grant) {
-		return sumOverOwners(grant, (counts) -> counts.aborted);
-	}
-
-	/** Sums one count over the owners a grant's prefixes cover (as {@link Grant#coversOwner}). */
-	private int sumOverOwners(Grant grant, ToIntFunction<OwnerCounts> count) {
-		int sum = 0;
-		for (String prefix : grant.ownerPrefixes()) {
-			for (OwnerCounts counts : covered(this.countsByOwner, prefix).values()) {
-				sum += count.applyAsInt(counts);
-			}
-			OwnerCounts exact = this.countsByOwner.get(prefix);
-			sum += (exact != null) ? count.applyAsInt(exact) : 0;
-		}
-		return sum;
+		return this.records.abortedRecords(grant);
 	}
 
 	/**
@@ -384,11 +317,7 @@ public final class DecisionTable {
 	 * @return the count, zero or more
 	 */
 	public int leaseCount(Grant grant) {
-		int count = 0;
-		for (String prefix : grant.ownerPrefixes()) {
-			count += covered(this.leases, prefix).size() + (this.leases.containsKey(prefix) ? 1 : 0);
-		}
-		return count;
+		return this.leases.countCovered(grant);
 	}
 
 	/**
@@ -397,96 +326,39 @@ public final class DecisionTable {
 	 * @return whether the table holds a lease of it, claimed or not
 	 */
 	public boolean hasLease(String owner) {
-		return this.leases.containsKey(owner);
-	}
-
-	/** The owners below a prefix ({@code <prefix>.*}; {@link Grant#coversOwner} covers the prefix itself too). */
-	private static <V> NavigableMap<String, V> covered(NavigableMap<String, V> byOwner, String prefix) {
-		return byOwner.subMap(prefix + ".", true, prefix + "/", false);
+		return this.leases.get(owner) != null;
 	}
 
 	/**
-	 * Takes or renews a lease (rules in the class javadoc).
+	 * Takes or renews a lease (rules in {@link InstanceLeases}).
 	 * @param renew the renewal
 	 * @param atMs the command's time, epoch milliseconds
 	 * @return the lease after the call
 	 */
 	public InstanceLease renewLease(Operation.RenewLease renew, long atMs) {
-		String owner = renew.owner();
-		InstanceLease existing = this.leases.get(owner);
-		boolean sameRun = existing != null && existing.incarnation().equals(renew.incarnation());
-		boolean granted;
-		if (existing == null) {
-			granted = true;
-		}
-		else if (existing.isClaimed()) {
-			granted = !sameRun && (existing.takenOver() || !isLive(this.leases.get(existing.claimedBy()), atMs));
-		}
-		else {
-			granted = sameRun || existing.isExpiredAt(atMs);
-		}
-		if (!granted) {
-			return existing;
-		}
-		long expiresAtMs = atMs + renew.durationMs();
-		long expiry = (sameRun && !existing.isClaimed()) ? Math.max(existing.expiresAtMs(), expiresAtMs) : expiresAtMs;
-		InstanceLease renewed = new InstanceLease(owner, renew.idPrefix(), renew.instanceId(), renew.incarnation(),
-				expiry, null, false);
-		this.leases.put(owner, renewed);
-		return renewed;
+		return this.leases.renew(renew, atMs);
 	}
 
 	/**
-	 * Claims an expired lease (rules in the class javadoc).
+	 * Claims an expired lease (rules in {@link InstanceLeases}).
 	 * @param owner the owner id whose lease to claim
 	 * @param claimant the claimant's owner id
 	 * @param atMs the command's time, epoch milliseconds
 	 * @return the lease after the call, or null if the owner has none
 	 */
 	public @Nullable InstanceLease claimLease(String owner, String claimant, long atMs) {
-		InstanceLease existing = this.leases.get(owner);
-		InstanceLease claimer = this.leases.get(claimant);
-		if (existing == null || owner.equals(claimant) || !isLive(claimer, atMs)
-				|| !existing.idPrefix().equals(claimer.idPrefix())) {
-			return existing;
-		}
-		String previous = existing.claimedBy();
-		boolean claimable = (previous == null) ? existing.isExpiredAt(atMs)
-				: !existing.takenOver() && !previous.equals(claimant) && !isLive(this.leases.get(previous), atMs);
-		if (!claimable) {
-			return existing;
-		}
-		InstanceLease claimed = existing.claimedBy(claimant);
-		this.leases.put(owner, claimed);
-		return claimed;
-	}
-
-	private static boolean isLive(@Nullable InstanceLease lease, long atMs) {
-		return lease != null && !lease.isClaimed() && !lease.isExpiredAt(atMs);
+		return this.leases.claim(owner, claimant, atMs);
 	}
 
 	/**
 	 * Removes a lease when asked by its holder's incarnation (unclaimed); marks it taken over when
-	 * asked by its claimant.
+	 * asked by its claimant (rules in {@link InstanceLeases}).
 	 * @param owner the owner id of the lease
 	 * @param by the holder's incarnation or the claimant's owner id
 	 * @return the lease after the call, null when removed or absent
 	 */
 	public @Nullable InstanceLease releaseLease(String owner, String by) {
-		InstanceLease existing = this.leases.get(owner);
-		if (existing == null) {
-			return null;
-		}
-		if (existing.isHeldBy(by)) {
-			this.leases.remove(owner);
-			return null;
-		}
-		if (existing.isClaimed() && by.equals(existing.claimedBy()) && !existing.takenOver()) {
-			InstanceLease done = existing.takenOverByClaimant();
-			this.leases.put(owner, done);
-			return done;
-		}
-		return existing;
+		return this.leases.release(owner, by);
 	}
 
 	/**
@@ -494,7 +366,7 @@ public final class DecisionTable {
 	 * @return an unmodifiable view; do not keep it across mutations
 	 */
 	public Collection<InstanceLease> leases() {
-		return Collections.unmodifiableCollection(this.leases.values());
+		return this.leases.all();
 	}
 
 	/**
@@ -503,7 +375,7 @@ public final class DecisionTable {
 	 * @return the leases, possibly empty
 	 */
 	public List<InstanceLease> leases(String idPrefix) {
-		return this.leases.values().stream().filter((lease) -> lease.idPrefix().equals(idPrefix)).toList();
+		return this.leases.ofApp(idPrefix);
 	}
 
 	/**
@@ -513,17 +385,28 @@ public final class DecisionTable {
 	 * @return the in-doubt decisions, possibly empty
 	 */
 	public List<Decision> appInDoubt(String idPrefix) {
-		NavigableSet<Key> keys = new TreeSet<>(KEY_ORDER);
-		this.inDoubtByOwner.forEach((owner, ownerKeys) -> {
-			if (owner.startsWith(idPrefix + ".")) {
-				keys.addAll(ownerKeys);
-			}
-		});
-		List<Decision> result = new ArrayList<>(keys.size());
-		for (Key key : keys) {
-			result.add(requireDecision(this.records.get(key.transactionId())));
+		return this.records.appInDoubt(idPrefix);
+	}
+
+	/**
+	 * Answers a query.
+	 * @param query the query
+	 * @return the reply of the query's kind
+	 */
+	public QueryReply answer(Query query) {
+		if (query instanceof Query.StateQuery state) {
+			return new QueryReply.StateReply(state(state.transactionId()));
 		}
-		return result;
+		if (query instanceof Query.InDoubtQuery inDoubt) {
+			return new QueryReply.InDoubtReply(inDoubt(inDoubt.owner()));
+		}
+		if (query instanceof Query.AppInDoubtQuery inDoubt) {
+			return new QueryReply.InDoubtReply(appInDoubt(inDoubt.idPrefix()));
+		}
+		if (query instanceof Query.LeasesQuery leases) {
+			return new QueryReply.LeasesReply(leases(leases.idPrefix()));
+		}
+		return new QueryReply.CountsReply(counts());
 	}
 
 	/**
@@ -552,15 +435,7 @@ public final class DecisionTable {
 	 * @return the in-doubt decisions, possibly empty
 	 */
 	public List<Decision> inDoubt(String owner) {
-		NavigableSet<Key> keys = this.inDoubtByOwner.get(owner);
-		if (keys == null) {
-			return Collections.emptyList();
-		}
-		List<Decision> result = new ArrayList<>(keys.size());
-		for (Key key : keys) {
-			result.add(requireDecision(this.records.get(key.transactionId())));
-		}
-		return result;
+		return this.records.inDoubt(owner);
 	}
 
 	/**
@@ -568,7 +443,7 @@ public final class DecisionTable {
 	 * @return the counts
 	 */
 	public Counts counts() {
-		return new Counts(this.decided, this.completed, this.aborted);
+		return this.records.counts();
 	}
 
 	/**
@@ -576,7 +451,7 @@ public final class DecisionTable {
 	 * @return an unmodifiable view of the records; do not keep it across mutations
 	 */
 	public Collection<TransactionRecord> records() {
-		return Collections.unmodifiableCollection(this.records.values());
+		return this.records.all();
 	}
 
 	/**
@@ -598,17 +473,17 @@ public final class DecisionTable {
 	public void replaceWith(Collection<TransactionRecord> records, Collection<InstanceLease> leases) {
 		clear();
 		for (InstanceLease lease : leases) {
-			if (this.leases.put(lease.owner(), lease) != null) {
+			if (!this.leases.add(lease)) {
 				clear();
 				throw new IllegalArgumentException("Duplicate lease for " + lease.owner());
 			}
 		}
 		for (TransactionRecord record : records) {
-			if (this.records.containsKey(record.transactionId())) {
+			if (this.records.get(record.transactionId()) != null) {
 				clear();
 				throw new IllegalArgumentException("Duplicate record for " + record.transactionId());
 			}
-			put(record);
+			this.records.put(record);
 		}
 	}
 
@@ -618,91 +493,6 @@ public final class DecisionTable {
 	public void clear() {
 		this.records.clear();
 		this.leases.clear();
-		this.inDoubtByOwner.clear();
-		this.countsByOwner.clear();
-		this.finished.clear();
-		this.decided = 0;
-		this.completed = 0;
-		this.aborted = 0;
-	}
-
-	private void put(TransactionRecord record) {
-		this.records.put(record.transactionId(), record);
-		if (record.state() == DecisionState.DECIDED) {
-			this.inDoubtByOwner.computeIfAbsent(record.owner(), (owner) -> new TreeSet<>(KEY_ORDER))
-				.add(inDoubtKey(record));
-		}
-		else {
-			this.finished.add(new Key(record.finishedAtMs(), record.transactionId()));
-		}
-		count(record.state(), 1);
-		countOwner(record, 1);
-	}
-
-	private void countOwner(TransactionRecord record, int delta) {
-		if (record.state() == DecisionState.COMPLETED) {
-			return;
-		}
-		OwnerCounts counts = this.countsByOwner.computeIfAbsent(record.owner(), (owner) -> new OwnerCounts());
-		if (record.state() == DecisionState.DECIDED) {
-			counts.decided += delta;
-		}
-		else {
-			counts.aborted += delta;
-		}
-		if (counts.decided == 0 && counts.aborted == 0) {
-			this.countsByOwner.remove(record.owner());
-		}
-	}
-
-	private void remove(TransactionRecord record) {
-		this.records.remove(record.transactionId());
-		if (record.state() == DecisionState.DECIDED) {
-			NavigableSet<Key> keys = this.inDoubtByOwner.get(record.owner());
-			if (keys != null) {
-				keys.remove(inDoubtKey(record));
-				if (keys.isEmpty()) {
-					this.inDoubtByOwner.remove(record.owner());
-				}
-			}
-		}
-		else {
-			this.finished.remove(new Key(record.finishedAtMs(), record.transactionId()));
-		}
-		count(record.state(), -1);
-		countOwner(record, -1);
-	}
-
-	private void count(DecisionState state, int delta) {
-		switch (state) {
-			case DECIDED -> this.decided += delta;
-			case COMPLETED -> this.completed += delta;
-			case ABORTED -> this.aborted += delta;
-			default -> throw new IllegalStateException("Unexpected state " + state);
-		}
-	}
-
-	private static Key inDoubtKey(TransactionRecord record) {
-		return new Key(requireDecision(record).decidedAtMs(), record.transactionId());
-	}
-
-	private static Decision requireDecision(@Nullable TransactionRecord record) {
-		if (record == null || record.decision() == null) {
-			throw new IllegalStateException("Index out of sync with records: " + record);
-		}
-		return record.decision();
-	}
-
-	private record Key(long timeMs, String transactionId) {
-
-	}
-
-	private static final class OwnerCounts {
-
-		private int decided;
-
-		private int aborted;
-
 	}
 
 	/**

@@ -1,6 +1,7 @@
 package dev.tandem.coordinator.state;
 
 import java.util.List;
+import java.util.NavigableMap;
 import java.util.Objects;
 
 /**
@@ -61,6 +62,18 @@ public record Grant(String identity, boolean admin, List<String> ownerPrefixes) 
 	 */
 	public boolean isAll() {
 		return this.equals(ALL);
+	}
+
+	/**
+	 * Returns the owners strictly below a prefix ({@code <prefix>.*}); {@link #coversOwner} covers
+	 * the prefix itself too.
+	 * @param <V> the value type
+	 * @param byOwner a map sorted by owner id
+	 * @param prefix the owner prefix
+	 * @return a view of the owners below the prefix
+	 */
+	static <V> NavigableMap<String, V> ownersBelow(NavigableMap<String, V> byOwner, String prefix) {
+		return byOwner.subMap(prefix + ".", true, prefix + "/", false);
 	}
 
 }

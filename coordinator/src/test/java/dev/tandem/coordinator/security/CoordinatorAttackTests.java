@@ -18,6 +18,7 @@ import dev.tandem.coordinator.state.CommandLimits;
 import dev.tandem.coordinator.state.CoordinatorQuotas;
 import dev.tandem.coordinator.state.DecisionCodec;
 import dev.tandem.coordinator.state.Grant;
+import dev.tandem.coordinator.state.MessageCodec;
 import dev.tandem.coordinator.state.Operation;
 import dev.tandem.coordinator.testing.CoordinatorCluster;
 import dev.tandem.coordinator.testing.RawCoordinatorClient;
@@ -146,7 +147,7 @@ class CoordinatorAttackTests {
 		long applied = leader().stateMachine().refusedOperations();
 		RaftClientReply reply = mallory.send(retries);
 		assertThat(reply.isSuccess()).isTrue();
-		assertThat(reply.getMessage().getContent().size()).isLessThan(DecisionCodec.encodeCommand(
+		assertThat(reply.getMessage().getContent().size()).isLessThan(MessageCodec.encodeCommand(
 				new Command(1, List.of(retries))).length);
 		assertThat(leader().stateMachine().refusedOperations() - applied).isEqualTo(CommandLimits.MAX_OPERATIONS - 1);
 		// and a decision past the byte limit never gets in
@@ -326,7 +327,7 @@ class CoordinatorAttackTests {
 	}
 
 	private static byte[] encode(Operation operation) {
-		return DecisionCodec.encodeCommand(Command.of(System.currentTimeMillis(), operation));
+		return MessageCodec.encodeCommand(Command.of(System.currentTimeMillis(), operation));
 	}
 
 	/** A placeholder of 11,000 'Z's that {@link #malformed} turns into invalid UTF-8 bytes. */

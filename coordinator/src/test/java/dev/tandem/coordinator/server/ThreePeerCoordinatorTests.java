@@ -13,6 +13,7 @@ import java.util.stream.IntStream;
 
 import dev.tandem.coordinator.client.CoordinatorGroup;
 import dev.tandem.coordinator.client.RatisDecisionLog;
+import dev.tandem.coordinator.client.RatisDecisionLogBuilder;
 import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.DecisionState;
 import org.junit.jupiter.api.AfterEach;
@@ -93,7 +94,7 @@ class ThreePeerCoordinatorTests {
 		return group;
 	}
 
-	private RatisDecisionLog client(RatisDecisionLog.Builder builder) {
+	private RatisDecisionLog client(RatisDecisionLogBuilder builder) {
 		RatisDecisionLog client = builder.build();
 		this.clients.add(client);
 		return client;

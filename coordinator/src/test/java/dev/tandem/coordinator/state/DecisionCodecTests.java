@@ -18,7 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * Tests for {@link DecisionCodec}.
+ * Tests for {@link MessageCodec}, {@link LogEntryCodec} and {@link SnapshotCodec}: round trips, strict decoding, and
+ * the byte layouts of earlier versions that must still read.
  */
 class DecisionCodecTests {
 
@@ -27,7 +28,7 @@ class DecisionCodecTests {
 		Command command = new Command(1_700_000_000_123L,
 				List.of(new Operation.Decide(decision("t-1", "app.i-1", 42)), new Operation.Complete("t-0"),
 						new Operation.Abort("t-2", "app.i-2"), new Operation.Purge(604_800_000L)));
-		assertThat(DecisionCodec.decodeCommand(DecisionCodec.encodeCommand(command))).isEqualTo(command);
+		assertThat(MessageCodec.decodeCommand(MessageCodec.encodeCommand(command))).isEqualTo(command);
 	}
 
 	@Test
@@ -37,8 +38,8 @@ class DecisionCodecTests {
 			operations.add(new Operation.Decide(decision("txn-é-日本-" + i, "owner-ß", i)));
 		}
 		Command command = new Command(7, operations);
-		byte[] bytes = DecisionCodec.encodeCommand(command);
-		assertThat(DecisionCodec.decodeCommand(bytes)).isEqualTo(command);
+		byte[] bytes = MessageCodec.encodeCommand(command);
+		assertThat(MessageCodec.decodeCommand(bytes)).isEqualTo(command);
 		assertThat(bytes.length / 300).as("bytes per decision").isLessThan(150);
 	}
 
@@ -48,19 +49,19 @@ class DecisionCodecTests {
 				new OperationResult.Decided(decision("u", "o", 2), false), new OperationResult.AbortConflict("v"),
 				new OperationResult.StateAfter(DecisionState.UNKNOWN), new OperationResult.StateAfter(DecisionState.ABORTED),
 				new OperationResult.Purged(1_000_000));
-		assertThat(DecisionCodec.decodeResults(DecisionCodec.encodeResults(results))).isEqualTo(results);
+		assertThat(MessageCodec.decodeResults(MessageCodec.encodeResults(results))).isEqualTo(results);
 	}
 
 	@Test
 	void queriesAndRepliesRoundTrip() {
 		for (Query query : List.of(new Query.StateQuery("t"), new Query.InDoubtQuery("owner"), new Query.CountsQuery())) {
-			assertThat(DecisionCodec.decodeQuery(DecisionCodec.encodeQuery(query))).isEqualTo(query);
+			assertThat(MessageCodec.decodeQuery(MessageCodec.encodeQuery(query))).isEqualTo(query);
 		}
 		List<Decision> decisions = List.of(decision("a", "o", 1), decision("b", "o", 2));
 		for (QueryReply reply : List.of(new QueryReply.StateReply(DecisionState.COMPLETED),
 				new QueryReply.InDoubtReply(decisions), new QueryReply.InDoubtReply(List.of()),
 				new QueryReply.CountsReply(new DecisionTable.Counts(3, 200, 70_000)))) {
-			assertThat(DecisionCodec.decodeReply(DecisionCodec.encodeReply(reply))).isEqualTo(reply);
+			assertThat(MessageCodec.decodeReply(MessageCodec.encodeReply(reply))).isEqualTo(reply);
 		}
 	}
 
@@ -75,9 +76,9 @@ class DecisionCodecTests {
 		}
 		table.abort("aborted", "owner-1", 77);
 		ByteArrayOutputStream out = new ByteArrayOutputStream();
-		DecisionCodec.writeSnapshot(table.records(), out);
+		SnapshotCodec.writeSnapshot(table.records(), out);
 		DecisionTable restored = new DecisionTable();
-		restored.replaceWith(DecisionCodec.readSnapshot(new ByteArrayInputStream(out.toByteArray())));
+		restored.replaceWith(SnapshotCodec.readSnapshot(new ByteArrayInputStream(out.toByteArray())));
 		assertThat(restored.records()).containsExactlyInAnyOrderElementsOf(table.records());
 		assertThat(restored.counts()).isEqualTo(new DecisionTable.Counts(666, 334, 1));
 		for (int owner = 0; owner < 7; owner++) {
@@ -88,8 +89,8 @@ class DecisionCodecTests {
 	@Test
 	void emptySnapshotRoundTrips() throws IOException {
 		ByteArrayOutputStream out = new ByteArrayOutputStream();
-		DecisionCodec.writeSnapshot(List.of(), out);
-		assertThat(DecisionCodec.readSnapshot(new ByteArrayInputStream(out.toByteArray()))).isEmpty();
+		SnapshotCodec.writeSnapshot(List.of(), out);
+		assertThat(SnapshotCodec.readSnapshot(new ByteArrayInputStream(out.toByteArray()))).isEmpty();
 	}
 
 	@Test
@@ -97,48 +98,48 @@ class DecisionCodecTests {
 		DecisionTable table = new DecisionTable();
 		table.decide(decision("t", "o", 1));
 		ByteArrayOutputStream out = new ByteArrayOutputStream();
-		DecisionCodec.writeSnapshot(table.records(), out);
+		SnapshotCodec.writeSnapshot(table.records(), out);
 		byte[] bytes = out.toByteArray();
 		for (int length : new int[] { 0, 1, 6, bytes.length - 4, bytes.length - 1 }) {
 			assertThatExceptionOfType(DecisionCodecException.class).as("length %d", length)
-				.isThrownBy(() -> DecisionCodec.readSnapshot(new ByteArrayInputStream(Arrays.copyOf(bytes, length))));
+				.isThrownBy(() -> SnapshotCodec.readSnapshot(new ByteArrayInputStream(Arrays.copyOf(bytes, length))));
 		}
 	}
 
 	@Test
 	void unknownVersionIsRejected() {
-		byte[] bytes = DecisionCodec.encodeCommand(Command.of(1, new Operation.Complete("t")));
+		byte[] bytes = MessageCodec.encodeCommand(Command.of(1, new Operation.Complete("t")));
 		bytes[0] = 2;
-		assertThatExceptionOfType(DecisionCodecException.class).isThrownBy(() -> DecisionCodec.decodeCommand(bytes))
+		assertThatExceptionOfType(DecisionCodecException.class).isThrownBy(() -> MessageCodec.decodeCommand(bytes))
 			.withMessageContaining("version 2");
 	}
 
 	@Test
 	void messageOfAnotherKindIsRejected() {
-		byte[] query = DecisionCodec.encodeQuery(new Query.StateQuery("t"));
-		assertThatExceptionOfType(DecisionCodecException.class).isThrownBy(() -> DecisionCodec.decodeCommand(query))
+		byte[] query = MessageCodec.encodeQuery(new Query.StateQuery("t"));
+		assertThatExceptionOfType(DecisionCodecException.class).isThrownBy(() -> MessageCodec.decodeCommand(query))
 			.withMessageContaining("kind");
 	}
 
 	@Test
 	void truncatedOrPaddedCommandIsRejected() {
-		byte[] bytes = DecisionCodec.encodeCommand(Command.of(1, new Operation.Decide(decision("t", "o", 1))));
+		byte[] bytes = MessageCodec.encodeCommand(Command.of(1, new Operation.Decide(decision("t", "o", 1))));
 		assertThatExceptionOfType(DecisionCodecException.class)
-			.isThrownBy(() -> DecisionCodec.decodeCommand(Arrays.copyOf(bytes, bytes.length - 1)))
+			.isThrownBy(() -> MessageCodec.decodeCommand(Arrays.copyOf(bytes, bytes.length - 1)))
 			.withMessageContaining("Truncated");
 		assertThatExceptionOfType(DecisionCodecException.class)
-			.isThrownBy(() -> DecisionCodec.decodeCommand(Arrays.copyOf(bytes, bytes.length + 1)))
+			.isThrownBy(() -> MessageCodec.decodeCommand(Arrays.copyOf(bytes, bytes.length + 1)))
 			.withMessageContaining("Trailing");
 	}
 
 	@Test
 	void invalidContentIsRejectedAsACodecError() {
 		// A command of zero operations is invalid: the decoder must not let it through
-		byte[] bytes = DecisionCodec.encodeCommand(Command.of(1, new Operation.Complete("t")));
+		byte[] bytes = MessageCodec.encodeCommand(Command.of(1, new Operation.Complete("t")));
 		byte[] noOperations = Arrays.copyOf(bytes, 11);
 		noOperations[10] = 0;
 		assertThatExceptionOfType(DecisionCodecException.class)
-			.isThrownBy(() -> DecisionCodec.decodeCommand(noOperations))
+			.isThrownBy(() -> MessageCodec.decodeCommand(noOperations))
 			.withMessageContaining("at least one operation");
 	}
 
@@ -146,34 +147,34 @@ class DecisionCodecTests {
 	void oversizedStringIsRefusedWhenEncoding() {
 		String huge = "x".repeat(DecisionCodec.MAX_STRING_BYTES + 1);
 		assertThatExceptionOfType(DecisionCodecException.class)
-			.isThrownBy(() -> DecisionCodec.encodeCommand(Command.of(1, new Operation.Complete(huge))));
+			.isThrownBy(() -> MessageCodec.encodeCommand(Command.of(1, new Operation.Complete(huge))));
 	}
 
 	@Test
 	void envelopesAndStampedLogEntriesRoundTripWithTheLeadersTimeInPlaceOfTheSenders() {
-		byte[] payload = DecisionCodec.encodeCommand(Command.of(7, new Operation.Complete("t-1")));
-		byte[] envelope = DecisionCodec.encodeEnvelope("orders-app", payload);
-		assertThat(DecisionCodec.isEnvelope(envelope[0], envelope[1])).isTrue();
-		DecisionCodec.Envelope decoded = DecisionCodec.decodeEnvelope(new ByteArrayInputStream(envelope));
+		byte[] payload = MessageCodec.encodeCommand(Command.of(7, new Operation.Complete("t-1")));
+		byte[] envelope = MessageCodec.encodeEnvelope("orders-app", payload);
+		assertThat(MessageCodec.isEnvelope(envelope[0], envelope[1])).isTrue();
+		MessageCodec.Envelope decoded = MessageCodec.decodeEnvelope(new ByteArrayInputStream(envelope));
 		assertThat(decoded.identity()).isEqualTo("orders-app");
 		assertThat(decoded.payload()).isEqualTo(payload);
-		assertThat(DecisionCodec.decodeEnvelope(new ByteArrayInputStream(DecisionCodec.encodeEnvelope(null, payload)))
+		assertThat(MessageCodec.decodeEnvelope(new ByteArrayInputStream(MessageCodec.encodeEnvelope(null, payload)))
 			.identity()).isNull();
 
 		Grant grant = new Grant("orders-app", false, List.of("orders", "orders-replay"));
-		DecisionCodec.LogEntry entry = DecisionCodec.decodeLogEntry(DecisionCodec.encodeLogEntry(grant, 99, payload));
+		LogEntryCodec.LogEntry entry = LogEntryCodec.decodeLogEntry(LogEntryCodec.encodeLogEntry(grant, 99, payload));
 		assertThat(entry.grant()).isEqualTo(grant);
 		assertThat(entry.command()).isEqualTo(Command.of(99, new Operation.Complete("t-1")));
-		DecisionCodec.LogEntry open = DecisionCodec.decodeLogEntry(DecisionCodec.encodeLogEntry(Grant.ALL, 98, payload));
+		LogEntryCodec.LogEntry open = LogEntryCodec.decodeLogEntry(LogEntryCodec.encodeLogEntry(Grant.ALL, 98, payload));
 		assertThat(open.grant().isAll()).isTrue();
 		assertThat(open.command().atMs()).isEqualTo(98);
 	}
 
 	@Test
 	void logEntriesOfEarlierVersionsKeepTheSendersTime() throws IOException {
-		byte[] payload = DecisionCodec.encodeCommand(Command.of(7, new Operation.Complete("t-1")));
-		assertThat(DecisionCodec.decodeLogEntry(payload).grant()).isEqualTo(Grant.ALL);
-		assertThat(DecisionCodec.decodeLogEntry(payload).command().atMs()).isEqualTo(7);
+		byte[] payload = MessageCodec.encodeCommand(Command.of(7, new Operation.Complete("t-1")));
+		assertThat(LogEntryCodec.decodeLogEntry(payload).grant()).isEqualTo(Grant.ALL);
+		assertThat(LogEntryCodec.decodeLogEntry(payload).command().atMs()).isEqualTo(7);
 		// The granted entry of version 0.1.0 before leader time: kind 7, identity, admin, prefixes, command
 		ByteArrayOutputStream bytes = new ByteArrayOutputStream();
 		DataOutputStream out = new DataOutputStream(bytes);
@@ -187,19 +188,19 @@ class DecisionCodecTests {
 		out.write("orders".getBytes(StandardCharsets.UTF_8));
 		out.writeByte(payload.length);
 		out.write(payload);
-		DecisionCodec.LogEntry granted = DecisionCodec.decodeLogEntry(bytes.toByteArray());
+		LogEntryCodec.LogEntry granted = LogEntryCodec.decodeLogEntry(bytes.toByteArray());
 		assertThat(granted.grant()).isEqualTo(new Grant("orders-app", false, List.of("orders")));
 		assertThat(granted.command()).isEqualTo(Command.of(7, new Operation.Complete("t-1")));
 	}
 
 	@Test
 	void malformedUtf8IsRefusedNotReplaced() {
-		byte[] valid = DecisionCodec.encodeCommand(Command.of(7, new Operation.Complete("t-\u00e9")));
+		byte[] valid = MessageCodec.encodeCommand(Command.of(7, new Operation.Complete("t-\u00e9")));
 		// "t-é" is 74 2d c3 a9: cut the two-byte character in half and the string is not UTF-8
 		byte[] malformed = valid.clone();
 		malformed[malformed.length - 1] = (byte) 0x41;
-		assertThat(DecisionCodec.decodeCommand(valid)).isEqualTo(Command.of(7, new Operation.Complete("t-\u00e9")));
-		assertThatExceptionOfType(DecisionCodecException.class).isThrownBy(() -> DecisionCodec.decodeCommand(malformed))
+		assertThat(MessageCodec.decodeCommand(valid)).isEqualTo(Command.of(7, new Operation.Complete("t-\u00e9")));
+		assertThatExceptionOfType(DecisionCodecException.class).isThrownBy(() -> MessageCodec.decodeCommand(malformed))
 			.withMessageContaining("not valid UTF-8");
 	}
 
@@ -207,7 +208,7 @@ class DecisionCodecTests {
 	void refusalsRoundTripAndLongReasonsAreCut() {
 		List<OperationResult> results = List.of(new OperationResult.Refused("too long"),
 				new OperationResult.Refused("x".repeat(40_000)));
-		List<OperationResult> decoded = DecisionCodec.decodeResults(DecisionCodec.encodeResults(results));
+		List<OperationResult> decoded = MessageCodec.decodeResults(MessageCodec.encodeResults(results));
 		assertThat(decoded.get(0)).isEqualTo(new OperationResult.Refused("too long"));
 		assertThat(((OperationResult.Refused) decoded.get(1)).reason()).hasSize(1024);
 	}

@@ -63,8 +63,8 @@ class DecisionFuzzTests {
 			assertThat(results).noneMatch((result) -> result instanceof OperationResult.Refused refused
 					&& refused.reason().contains("failed to apply"));
 			assertThat(other.apply(command, grant)).isEqualTo(results);
-			byte[] encoded = DecisionCodec.encodeResults(results);
-			assertThat(DecisionCodec.decodeResults(encoded)).hasSameSizeAs(results);
+			byte[] encoded = MessageCodec.encodeResults(results);
+			assertThat(MessageCodec.decodeResults(encoded)).hasSameSizeAs(results);
 			if (CommandLimits.refusal(command) != null) {
 				assertThat(results).allMatch(OperationResult.Refused.class::isInstance);
 				assertThat(content(replica)).isEqualTo(before);
@@ -72,8 +72,8 @@ class DecisionFuzzTests {
 		}
 		assertThat(content(other)).isEqualTo(content(replica));
 		ByteArrayOutputStream snapshot = new ByteArrayOutputStream();
-		DecisionCodec.writeSnapshot(replica.records(), replica.leases(), snapshot);
-		DecisionCodec.Snapshot read = DecisionCodec.readFullSnapshot(new ByteArrayInputStream(snapshot.toByteArray()));
+		SnapshotCodec.writeSnapshot(replica.records(), replica.leases(), snapshot);
+		SnapshotCodec.Snapshot read = SnapshotCodec.readFullSnapshot(new ByteArrayInputStream(snapshot.toByteArray()));
 		DecisionTable restored = new DecisionTable();
 		restored.replaceWith(read.records(), read.leases());
 		assertThat(content(restored)).isEqualTo(content(replica));
@@ -85,18 +85,18 @@ class DecisionFuzzTests {
 		generatedCommands.incrementAndGet();
 		byte[] bytes;
 		try {
-			bytes = DecisionCodec.encodeCommand(command);
+			bytes = MessageCodec.encodeCommand(command);
 		}
 		catch (DecisionCodecException ex) {
 			// a string past the codec's own bound: far past the limits, refused before it is sent
 			assertThat(CommandLimits.refusal(command)).isNotNull();
 			return;
 		}
-		assertThat(DecisionCodec.encodeCommand(DecisionCodec.decodeCommand(bytes))).isEqualTo(bytes);
+		assertThat(MessageCodec.encodeCommand(MessageCodec.decodeCommand(bytes))).isEqualTo(bytes);
 		byte[] mutated = mutation.apply(bytes);
 		Throwable failure = catchThrowable(() -> {
-			Command decoded = DecisionCodec.decodeCommand(mutated);
-			assertThat(DecisionCodec.decodeCommand(DecisionCodec.encodeCommand(decoded))).isEqualTo(decoded);
+			Command decoded = MessageCodec.decodeCommand(mutated);
+			assertThat(MessageCodec.decodeCommand(MessageCodec.encodeCommand(decoded))).isEqualTo(decoded);
 		});
 		if (failure != null) {
 			assertThat(failure).isInstanceOf(DecisionCodecException.class);
@@ -114,8 +114,8 @@ class DecisionFuzzTests {
 		DecisionTable table = new DecisionTable();
 		table.apply(Command.of(1, new Operation.RenewLease("app", "i1", "run", 1_000)));
 		List<OperationResult> results = table.apply(command);
-		assertThatCode(() -> DecisionCodec.encodeResults(results)).doesNotThrowAnyException();
-		assertThatCode(() -> DecisionCodec.writeSnapshot(table.records(), table.leases(), new ByteArrayOutputStream()))
+		assertThatCode(() -> MessageCodec.encodeResults(results)).doesNotThrowAnyException();
+		assertThatCode(() -> SnapshotCodec.writeSnapshot(table.records(), table.leases(), new ByteArrayOutputStream()))
 			.doesNotThrowAnyException();
 	}
 

@@ -120,16 +120,16 @@ class DecisionTableLeaseTests {
 	void leaseOperationsResultsAndQueriesRoundTrip() {
 		Command command = new Command(7, List.of(new Operation.RenewLease("app", "a", "run-1", 3000),
 				new Operation.ClaimLease("app.a", "app.b"), new Operation.ReleaseLease("app.a", "run-1")));
-		assertThat(DecisionCodec.decodeCommand(DecisionCodec.encodeCommand(command))).isEqualTo(command);
+		assertThat(MessageCodec.decodeCommand(MessageCodec.encodeCommand(command))).isEqualTo(command);
 		List<OperationResult> results = List.of(new OperationResult.OwnerClaimed("t", "app.b"),
 				new OperationResult.LeaseAfter(null),
 				new OperationResult.LeaseAfter(new InstanceLease("app.a", "app", "a", "run-1", 9, "app.b", true)));
-		assertThat(DecisionCodec.decodeResults(DecisionCodec.encodeResults(results))).isEqualTo(results);
+		assertThat(MessageCodec.decodeResults(MessageCodec.encodeResults(results))).isEqualTo(results);
 		for (Query query : List.of(new Query.LeasesQuery("app"), new Query.AppInDoubtQuery("app"))) {
-			assertThat(DecisionCodec.decodeQuery(DecisionCodec.encodeQuery(query))).isEqualTo(query);
+			assertThat(MessageCodec.decodeQuery(MessageCodec.encodeQuery(query))).isEqualTo(query);
 		}
 		QueryReply reply = new QueryReply.LeasesReply(List.of(new InstanceLease("app.a", "app", "a", "r", 5, null, false)));
-		assertThat(DecisionCodec.decodeReply(DecisionCodec.encodeReply(reply))).isEqualTo(reply);
+		assertThat(MessageCodec.decodeReply(MessageCodec.encodeReply(reply))).isEqualTo(reply);
 	}
 
 	@Test
@@ -139,16 +139,16 @@ class DecisionTableLeaseTests {
 		renew("b", "run-b", 1500);
 		this.table.claimLease("app.a", "app.b", 1600);
 		ByteArrayOutputStream out = new ByteArrayOutputStream();
-		DecisionCodec.writeSnapshot(this.table.records(), this.table.leases(), out);
-		DecisionCodec.Snapshot snapshot = DecisionCodec.readFullSnapshot(new ByteArrayInputStream(out.toByteArray()));
+		SnapshotCodec.writeSnapshot(this.table.records(), this.table.leases(), out);
+		SnapshotCodec.Snapshot snapshot = SnapshotCodec.readFullSnapshot(new ByteArrayInputStream(out.toByteArray()));
 		DecisionTable restored = new DecisionTable();
 		restored.replaceWith(snapshot.records(), snapshot.leases());
 		assertThat(restored.leases()).containsExactlyElementsOf(this.table.leases());
 		assertThat(restored.inDoubt("app.a")).extracting(Decision::transactionId).containsExactly("t1");
 
 		ByteArrayOutputStream withoutLeases = new ByteArrayOutputStream();
-		DecisionCodec.writeSnapshot(this.table.records(), withoutLeases);
-		assertThat(DecisionCodec.readFullSnapshot(new ByteArrayInputStream(withoutLeases.toByteArray())).leases())
+		SnapshotCodec.writeSnapshot(this.table.records(), withoutLeases);
+		assertThat(SnapshotCodec.readFullSnapshot(new ByteArrayInputStream(withoutLeases.toByteArray())).leases())
 			.isEmpty();
 	}
 

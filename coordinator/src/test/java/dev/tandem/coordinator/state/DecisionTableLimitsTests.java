@@ -30,7 +30,7 @@ class DecisionTableLimitsTests {
 			.isEqualTo(new OperationResult.Refused("Decide: incarnation of at least 32768 bytes exceeds the limit of "
 					+ CommandLimits.MAX_INCARNATION_BYTES + " bytes")));
 		assertThat(this.table.records()).isEmpty();
-		assertThat(DecisionCodec.decodeResults(DecisionCodec.encodeResults(results))).isEqualTo(results);
+		assertThat(MessageCodec.decodeResults(MessageCodec.encodeResults(results))).isEqualTo(results);
 	}
 
 	@Test

@@ -18,7 +18,9 @@ import java.util.function.UnaryOperator;
 
 import dev.tandem.coordinator.client.CoordinatorGroup;
 import dev.tandem.coordinator.client.RatisDecisionLog;
+import dev.tandem.coordinator.client.RatisDecisionLogBuilder;
 import dev.tandem.coordinator.server.CoordinatorServer;
+import dev.tandem.coordinator.server.CoordinatorServerBuilder;
 import dev.tandem.coordinator.server.PeerRole;
 import dev.tandem.coordinator.server.PeerStatus;
 
@@ -41,13 +43,13 @@ public final class CoordinatorCluster implements AutoCloseable {
 
 	private final CoordinatorGroup group;
 
-	private final Consumer<CoordinatorServer.Builder> customizer;
+	private final Consumer<CoordinatorServerBuilder> customizer;
 
 	private final Map<String, CoordinatorServer> running = new LinkedHashMap<>();
 
 	private final List<RatisDecisionLog> clients = new ArrayList<>();
 
-	private CoordinatorCluster(Path dataDir, CoordinatorGroup group, Consumer<CoordinatorServer.Builder> customizer) {
+	private CoordinatorCluster(Path dataDir, CoordinatorGroup group, Consumer<CoordinatorServerBuilder> customizer) {
 		this.dataDir = dataDir;
 		this.group = group;
 		this.customizer = customizer;
@@ -71,7 +73,7 @@ public final class CoordinatorCluster implements AutoCloseable {
 	 * @param customizer adjusts every peer's settings (also on restart)
 	 * @return the running group (no leader awaited)
 	 */
-	public static CoordinatorCluster start(Path dataDir, int size, Consumer<CoordinatorServer.Builder> customizer) {
+	public static CoordinatorCluster start(Path dataDir, int size, Consumer<CoordinatorServerBuilder> customizer) {
 		Map<String, String> peers = new LinkedHashMap<>();
 		for (int i = 1; i <= size; i++) {
 			peers.put("n" + i, "127.0.0.1:" + freePort());
@@ -194,7 +196,7 @@ public final class CoordinatorCluster implements AutoCloseable {
 	 * @param settings adjusts the client's settings
 	 * @return the client
 	 */
-	public RatisDecisionLog client(UnaryOperator<RatisDecisionLog.Builder> settings) {
+	public RatisDecisionLog client(UnaryOperator<RatisDecisionLogBuilder> settings) {
 		RatisDecisionLog client = settings.apply(RatisDecisionLog.builder(this.group).purgeInterval(Duration.ZERO))
 			.build();
 		this.clients.add(client);
@@ -223,7 +225,7 @@ public final class CoordinatorCluster implements AutoCloseable {
 
 	private CoordinatorServer startPeer(String peerId) {
 		try {
-			CoordinatorServer.Builder builder = CoordinatorServer.builder(peerId, this.group, this.dataDir.resolve(peerId))
+			CoordinatorServerBuilder builder = CoordinatorServer.builder(peerId, this.group, this.dataDir.resolve(peerId))
 				.bindHost("127.0.0.1")
 				.electionTimeout(ELECTION_TIMEOUT_MIN, ELECTION_TIMEOUT_MAX);
 			this.customizer.accept(builder);

@@ -6,7 +6,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.tandem.coordinator.client.CoordinatorGroup;
 import dev.tandem.coordinator.state.Command;
-import dev.tandem.coordinator.state.DecisionCodec;
+import dev.tandem.coordinator.state.MessageCodec;
 import dev.tandem.coordinator.state.Operation;
 import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.client.RaftClient;
@@ -79,7 +79,7 @@ public final class RawCoordinatorClient implements AutoCloseable {
 	 * @throws IOException if the call fails
 	 */
 	public RaftClientReply sendAt(long atMs, Operation... operations) throws IOException {
-		return sendBytes(DecisionCodec.encodeCommand(new Command(atMs, List.of(operations))));
+		return sendBytes(MessageCodec.encodeCommand(new Command(atMs, List.of(operations))));
 	}
 
 	/**
