@@ -18,7 +18,10 @@ import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
 
 /**
- * Configuration properties for Tandem ({@code tandem.*}).
+ * Configuration properties for Tandem ({@code tandem.*}). Defaults the library declares (the
+ * {@code CrossClusterTransactionManagerBuilder.DEFAULT_*} constants, {@link FailedRecordPolicy#DEFAULT})
+ * are read from there, not repeated; the configuration metadata gets them from
+ * {@code additional-spring-configuration-metadata.json}.
  *
  * @since 0.1.0
  */
