@@ -9,6 +9,8 @@ import java.util.regex.PatternSyntaxException;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.tandem.transaction.CrossClusterProcessor;
+
 /**
  * What a {@link Mirror} copies and how: the source cluster, the target clusters, the topics and
  * consumer groups, the remote topic names and the transaction sizes. Cluster names are the names
@@ -61,11 +63,11 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 	/** Default {@link Builder#maxRecords(int)}. */
 	public static final int DEFAULT_MAX_RECORDS = 2000;
 
-	/** Default {@link Builder#maxInterval(Duration)}. */
-	public static final Duration DEFAULT_MAX_INTERVAL = Duration.ofMillis(100);
+	/** Default {@link Builder#maxInterval(Duration)}: the {@link CrossClusterProcessor}'s, which it configures. */
+	public static final Duration DEFAULT_MAX_INTERVAL = CrossClusterProcessor.DEFAULT_MAX_INTERVAL;
 
-	/** Default {@link Builder#depth(int)}. */
-	public static final int DEFAULT_DEPTH = 2;
+	/** Default {@link Builder#depth(int)}: the {@link CrossClusterProcessor}'s, which it configures. */
+	public static final int DEFAULT_DEPTH = CrossClusterProcessor.DEFAULT_DEPTH;
 
 	/** Default {@link Builder#mappingCapacity(int)}. */
 	public static final int DEFAULT_MAPPING_CAPACITY = 10_000;
