@@ -13,9 +13,15 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 
 import dev.tandem.autoconfigure.diagnostics.DurationText;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
+import dev.tandem.autoconfigure.transaction.FailedRecordPolicy;
+import dev.tandem.transaction.CrossClusterTransactionManager;
+import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
 
 /**
- * Configuration properties for Tandem ({@code tandem.*}).
+ * Configuration properties for Tandem ({@code tandem.*}). Defaults the library declares (the
+ * {@code CrossClusterTransactionManagerBuilder.DEFAULT_*} constants, {@link FailedRecordPolicy#DEFAULT})
+ * are read from there, not repeated; the configuration metadata gets them from
+ * {@code additional-spring-configuration-metadata.json}.
  *
  * @since 0.1.0
  */
@@ -168,28 +174,28 @@ public class TandemProperties {
 		 * transaction whose instance stays down longer ends as a heuristic outcome. At most the
 		 * brokers' transaction.max.timeout.ms.
 		 */
-		private Duration timeout = Duration.ofMinutes(15);
+		private Duration timeout = CrossClusterTransactionManagerBuilder.DEFAULT_TRANSACTION_TIMEOUT;
 
 		/**
 		 * Maximum time of a flush, commit or abort per cluster.
 		 */
-		private Duration commitTimeout = Duration.ofSeconds(30);
+		private Duration commitTimeout = CrossClusterTransactionManagerBuilder.DEFAULT_COMMIT_TIMEOUT;
 
 		/**
 		 * Maximum time of one write or read of the decision log.
 		 */
-		private Duration decisionTimeout = Duration.ofSeconds(5);
+		private Duration decisionTimeout = CrossClusterTransactionManagerBuilder.DEFAULT_DECISION_TIMEOUT;
 
 		/**
 		 * Number of transactions that may run at once on this instance (one producer per cluster
 		 * each). At least the deepest REQUIRES_NEW nesting plus the listener concurrency.
 		 */
-		private int slots = 4;
+		private int slots = CrossClusterTransactionManagerBuilder.DEFAULT_SLOTS;
 
 		/**
 		 * Topic for marker records, created on every cluster when missing.
 		 */
-		private String markerTopic = "tandem-markers";
+		private String markerTopic = CrossClusterTransactionManager.DEFAULT_MARKER_TOPIC;
 
 		/**
 		 * How long this instance's lease in the decision log lasts unless renewed (renewed every
@@ -198,14 +204,14 @@ public class TandemProperties {
 		 * crash waits at most this long; a second running instance with the same instance id is
 		 * refused at start-up. 0 turns leases off.
 		 */
-		private Duration leaseTimeout = Duration.ofSeconds(10);
+		private Duration leaseTimeout = CrossClusterTransactionManagerBuilder.DEFAULT_LEASE_TIMEOUT;
 
 		/**
 		 * Age past which a decided but not completed transaction of any instance of this app (same id prefix) is reported as
 		 * stale: a WARN, the tandem.transaction.decisions.stale gauge and the kafkatransactions
 		 * endpoint.
 		 */
-		private Duration staleDecisionAge = Duration.ofMinutes(1);
+		private Duration staleDecisionAge = CrossClusterTransactionManagerBuilder.DEFAULT_STALE_DECISION_AGE;
 
 		/**
 		 * How often the app's Kafka transactions open on a broker with nobody to end them are
@@ -273,10 +279,13 @@ public class TandemProperties {
 			positive("tandem.transaction.timeout", this.timeout);
 			positive("tandem.transaction.stale-decision-age", this.staleDecisionAge);
 			Duration lease = this.leaseTimeout;
-			if (lease == null || lease.isNegative() || (!lease.isZero() && lease.toMillis() < 300)) {
+			if (lease == null || lease.isNegative()
+					|| (!lease.isZero() && lease.compareTo(CrossClusterTransactionManagerBuilder.MIN_LEASE_TIMEOUT) < 0)) {
 				throw new TandemConfigurationException("tandem.transaction.lease-timeout", "tandem.transaction.lease-timeout "
 						+ DurationText.of(lease) + " is too short: the lease is renewed every third of it.",
-						"Set tandem.transaction.lease-timeout to 300ms or more (10s by default), or 0 to turn leases off.");
+						"Set tandem.transaction.lease-timeout to "
+								+ DurationText.of(CrossClusterTransactionManagerBuilder.MIN_LEASE_TIMEOUT) + " or more ("
+								+ DurationText.of(CrossClusterTransactionManagerBuilder.DEFAULT_LEASE_TIMEOUT) + " by default), or 0 to turn leases off.");
 			}
 			if (this.timeout.toMillis() > Integer.MAX_VALUE) {
 				throw new TandemConfigurationException("tandem.transaction.timeout", "tandem.transaction.timeout "
@@ -526,19 +535,19 @@ public class TandemProperties {
 		 * failed-record applies. A failing batch is first narrowed to its failing record (by the
 		 * index of a BatchListenerFailedException, else by bisection in smaller transactions).
 		 */
-		private int attempts = 3;
+		private int attempts = FailedRecordPolicy.DEFAULT.attempts();
 
 		/**
 		 * Pause between two attempts of a failing record, and between retries of a delivery
 		 * whose transaction failed for a reason other than the listener (a cluster that cannot
 		 * commit), which is retried until it succeeds.
 		 */
-		private Duration backOff = Duration.ofSeconds(1);
+		private Duration backOff = FailedRecordPolicy.DEFAULT.backOff();
 
 		/**
 		 * What happens to a record that failed every attempt.
 		 */
-		private FailedRecordAction failedRecord = FailedRecordAction.STOP;
+		private FailedRecordAction failedRecord = FailedRecordPolicy.DEFAULT.action();
 
 		/**
 		 * Transactions in flight per batch listener consumer: with 2 or more, a delivery's
@@ -619,7 +628,7 @@ public class TandemProperties {
 			 * consumes is checked at start-up: a missing one fails start-up unless
 			 * create-topics is set.
 			 */
-			private String topicSuffix = "-dlt";
+			private String topicSuffix = FailedRecordPolicy.DEFAULT.deadLetterSuffix();
 
 			/**
 			 * Whether missing dead-letter topics are created at start-up, with the partition

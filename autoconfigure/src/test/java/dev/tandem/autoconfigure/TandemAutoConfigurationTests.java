@@ -181,7 +181,12 @@ class TandemAutoConfigurationTests {
 		configured().withPropertyValues("tandem.listener.attempts=0").run((context) -> {
 			FailureAnalysis analysis = analysis(context.getStartupFailure());
 			assertThat(analysis.getDescription()).contains("tandem.listener.attempts");
-			assertThat(analysis.getAction()).contains("tandem.listener.attempts");
+			assertThat(analysis.getAction()).contains("tandem.listener.attempts").contains("(3 by default)");
+		});
+		configured().withPropertyValues("tandem.listener.dead-letter.topic-suffix=no spaces").run((context) -> {
+			FailureAnalysis analysis = analysis(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("'no spaces' is not a valid topic name suffix");
+			assertThat(analysis.getAction()).contains("such as -dlt (the default)");
 		});
 		configured().withPropertyValues("tandem.listener.dead-letter.cluster=north").run((context) -> {
 			FailureAnalysis analysis = analysis(context.getStartupFailure());

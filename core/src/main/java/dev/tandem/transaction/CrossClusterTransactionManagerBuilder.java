@@ -13,11 +13,40 @@ import org.jspecify.annotations.Nullable;
 import dev.tandem.clients.ClusterClients;
 
 /**
- * Builds a {@link CrossClusterTransactionManager}.
+ * Builds a {@link CrossClusterTransactionManager}. Its defaults are the {@code DEFAULT_*}
+ * constants, which the Spring Boot properties ({@code tandem.transaction.*}) read too, so that each
+ * default is declared here only.
  *
  * @since 0.1.0
  */
 public final class CrossClusterTransactionManagerBuilder {
+
+	/** Default {@link #slots(int)}. */
+	public static final int DEFAULT_SLOTS = 4;
+
+	/** Default {@link #transactionTimeout(Duration)}: the brokers' default {@code transaction.max.timeout.ms}. */
+	public static final Duration DEFAULT_TRANSACTION_TIMEOUT = Duration.ofMinutes(15);
+
+	/** Default {@link #commitTimeout(Duration)}. */
+	public static final Duration DEFAULT_COMMIT_TIMEOUT = Duration.ofSeconds(30);
+
+	/** Default {@link #decisionTimeout(Duration)}. */
+	public static final Duration DEFAULT_DECISION_TIMEOUT = Duration.ofSeconds(5);
+
+	/** Default {@link #recoveryInterval(Duration)}. */
+	public static final Duration DEFAULT_RECOVERY_INTERVAL = Duration.ofSeconds(1);
+
+	/** Default {@link #leaseTimeout(Duration)}. */
+	public static final Duration DEFAULT_LEASE_TIMEOUT = Duration.ofSeconds(10);
+
+	/**
+	 * Shortest {@link #leaseTimeout(Duration)} other than zero: the lease is renewed every third of
+	 * it, and a renewal is a decision-log write.
+	 */
+	public static final Duration MIN_LEASE_TIMEOUT = Duration.ofMillis(300);
+
+	/** Default {@link #staleDecisionAge(Duration)}. */
+	public static final Duration DEFAULT_STALE_DECISION_AGE = Duration.ofMinutes(1);
 
 	final ClusterClients.Builder clusters = ClusterClients.builder();
 
@@ -29,13 +58,13 @@ public final class CrossClusterTransactionManagerBuilder {
 
 	String markerTopic = CrossClusterTransactionManager.DEFAULT_MARKER_TOPIC;
 
-	int slots = 4;
+	int slots = DEFAULT_SLOTS;
 
-	Duration transactionTimeout = Duration.ofMinutes(15);
+	Duration transactionTimeout = DEFAULT_TRANSACTION_TIMEOUT;
 
-	Duration commitTimeout = Duration.ofSeconds(30);
+	Duration commitTimeout = DEFAULT_COMMIT_TIMEOUT;
 
-	Duration decisionTimeout = Duration.ofSeconds(5);
+	Duration decisionTimeout = DEFAULT_DECISION_TIMEOUT;
 
 	ProtocolHook hook = ProtocolHook.NONE;
 
@@ -43,11 +72,11 @@ public final class CrossClusterTransactionManagerBuilder {
 
 	ParticipantProtocol participantProtocol = new ResumeByEpochProtocol();
 
-	Duration recoveryInterval = Duration.ofSeconds(1);
+	Duration recoveryInterval = DEFAULT_RECOVERY_INTERVAL;
 
-	Duration leaseTimeout = Duration.ofSeconds(10);
+	Duration leaseTimeout = DEFAULT_LEASE_TIMEOUT;
 
-	Duration staleDecisionAge = Duration.ofMinutes(1);
+	Duration staleDecisionAge = DEFAULT_STALE_DECISION_AGE;
 
 	boolean requireAllClustersAtStart;
 
@@ -125,7 +154,8 @@ public final class CrossClusterTransactionManagerBuilder {
 
 	/**
 	 * Sets the marker topic, created on every cluster if missing.
-	 * @param markerTopic the topic name
+	 * @param markerTopic the topic name, default
+	 *     {@link CrossClusterTransactionManager#DEFAULT_MARKER_TOPIC}
 	 * @return this builder
 	 */
 	public CrossClusterTransactionManagerBuilder markerTopic(String markerTopic) {
@@ -139,7 +169,7 @@ public final class CrossClusterTransactionManagerBuilder {
 	 * transactional ids and do not wait for the previous one's commit markers
 	 * ({@code CONCURRENT_TRANSACTIONS}); a {@link TransactionPipeline} needs one slot per
 	 * transaction in flight.
-	 * @param slots 1 or more, default 4
+	 * @param slots 1 or more, default {@value #DEFAULT_SLOTS}
 	 * @return this builder
 	 */
 	public CrossClusterTransactionManagerBuilder slots(int slots) {
@@ -156,7 +186,7 @@ public final class CrossClusterTransactionManagerBuilder {
 	 * than this ends as a heuristic outcome; an undecided one left by a crash blocks
 	 * {@code read_committed} readers of its partitions until the owner restarts or this passes.
 	 * Must not exceed the brokers' {@code transaction.max.timeout.ms} (15 min by default).
-	 * @param transactionTimeout the timeout
+	 * @param transactionTimeout the timeout, default {@link #DEFAULT_TRANSACTION_TIMEOUT}
 	 * @return this builder
 	 */
 	public CrossClusterTransactionManagerBuilder transactionTimeout(Duration transactionTimeout) {
@@ -166,7 +196,7 @@ public final class CrossClusterTransactionManagerBuilder {
 
 	/**
 	 * Sets how long flush, commit and abort calls may take per participant.
-	 * @param commitTimeout the timeout
+	 * @param commitTimeout the timeout, default {@link #DEFAULT_COMMIT_TIMEOUT}
 	 * @return this builder
 	 */
 	public CrossClusterTransactionManagerBuilder commitTimeout(Duration commitTimeout) {
@@ -176,7 +206,7 @@ public final class CrossClusterTransactionManagerBuilder {
 
 	/**
 	 * Sets how long one decision-log call may take.
-	 * @param decisionTimeout the timeout
+	 * @param decisionTimeout the timeout, default {@link #DEFAULT_DECISION_TIMEOUT}
 	 * @return this builder
 	 */
 	public CrossClusterTransactionManagerBuilder decisionTimeout(Duration decisionTimeout) {
@@ -207,7 +237,7 @@ public final class CrossClusterTransactionManagerBuilder {
 	/**
 	 * Sets the first delay between background attempts to resolve an in-doubt transaction;
 	 * it doubles after each failed attempt, up to 30 s.
-	 * @param recoveryInterval the delay, positive
+	 * @param recoveryInterval the delay, positive; default {@link #DEFAULT_RECOVERY_INTERVAL}
 	 * @return this builder
 	 */
 	public CrossClusterTransactionManagerBuilder recoveryInterval(Duration recoveryInterval) {
@@ -227,13 +257,15 @@ public final class CrossClusterTransactionManagerBuilder {
 	 * means faster takeover and restart, longer tolerates longer pauses of the instance (GC, a
 	 * partition from the coordinator). Zero turns leases off; a decision log that keeps no leases
 	 * turns them off too ({@link DecisionLog#supportsLeases()}).
-	 * @param leaseTimeout zero, or at least 300 ms
+	 * @param leaseTimeout zero, or at least {@link #MIN_LEASE_TIMEOUT} (300 ms); default
+	 *     {@link #DEFAULT_LEASE_TIMEOUT}
 	 * @return this builder
 	 * @throws IllegalArgumentException if negative or between zero and 300 ms
 	 */
 	public CrossClusterTransactionManagerBuilder leaseTimeout(Duration leaseTimeout) {
-		if (leaseTimeout.isNegative() || (!leaseTimeout.isZero() && leaseTimeout.toMillis() < 300)) {
-			throw new IllegalArgumentException("leaseTimeout must be zero (off) or at least 300 ms: " + leaseTimeout);
+		if (leaseTimeout.isNegative() || (!leaseTimeout.isZero() && leaseTimeout.compareTo(MIN_LEASE_TIMEOUT) < 0)) {
+			throw new IllegalArgumentException("leaseTimeout must be zero (off) or at least " + MIN_LEASE_TIMEOUT.toMillis()
+					+ " ms: " + leaseTimeout);
 		}
 		this.leaseTimeout = leaseTimeout;
 		return this;
@@ -244,7 +276,7 @@ public final class CrossClusterTransactionManagerBuilder {
 	 * stale (a WARN once per transaction, {@link CrossClusterTransactionManager#staleDecisions()}):
 	 * its owner is down or cannot reach a cluster, and its brokers will abort it at
 	 * {@code transaction.timeout.ms} unless it is committed first. Checked with the lease renewals.
-	 * @param staleDecisionAge positive
+	 * @param staleDecisionAge positive, default {@link #DEFAULT_STALE_DECISION_AGE}
 	 * @return this builder
 	 * @throws IllegalArgumentException if not positive
 	 */

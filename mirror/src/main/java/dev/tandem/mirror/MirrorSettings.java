@@ -9,6 +9,8 @@ import java.util.regex.PatternSyntaxException;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.tandem.transaction.CrossClusterProcessor;
+
 /**
  * What a {@link Mirror} copies and how: the source cluster, the target clusters, the topics and
  * consumer groups, the remote topic names and the transaction sizes. Cluster names are the names
@@ -45,6 +47,33 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 	/** Topic configs copied by default from a source topic to the target topic created for it. */
 	public static final List<String> DEFAULT_COPIED_CONFIGS = List.of("cleanup.policy", "retention.ms",
 			"retention.bytes", "max.message.bytes", "compression.type");
+
+	/** Default {@link Builder#groupSyncInterval(Duration)}. */
+	public static final Duration DEFAULT_GROUP_SYNC_INTERVAL = Duration.ofSeconds(1);
+
+	/** Prefix of the default {@link Builder#consumerGroup(String)}, followed by the source's name. */
+	public static final String DEFAULT_CONSUMER_GROUP_PREFIX = "tandem-mirror-";
+
+	/** Default {@link Builder#replicationFactor(short)}: the target broker's {@code default.replication.factor}. */
+	public static final short DEFAULT_REPLICATION_FACTOR = -1;
+
+	/** Default {@link Builder#topicRefreshInterval(Duration)}. */
+	public static final Duration DEFAULT_TOPIC_REFRESH_INTERVAL = Duration.ofSeconds(10);
+
+	/** Default {@link Builder#maxRecords(int)}. */
+	public static final int DEFAULT_MAX_RECORDS = 2000;
+
+	/** Default {@link Builder#maxInterval(Duration)}: the {@link CrossClusterProcessor}'s, which it configures. */
+	public static final Duration DEFAULT_MAX_INTERVAL = CrossClusterProcessor.DEFAULT_MAX_INTERVAL;
+
+	/** Default {@link Builder#depth(int)}: the {@link CrossClusterProcessor}'s, which it configures. */
+	public static final int DEFAULT_DEPTH = CrossClusterProcessor.DEFAULT_DEPTH;
+
+	/** Default {@link Builder#mappingCapacity(int)}. */
+	public static final int DEFAULT_MAPPING_CAPACITY = 10_000;
+
+	/** Default {@link Builder#rebuildRecords(int)}. */
+	public static final int DEFAULT_REBUILD_RECORDS = 10_000;
 
 	/**
 	 * Returns a builder.
@@ -90,7 +119,7 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 
 	/**
 	 * Builds {@link MirrorSettings}; every setter's argument is checked in {@link #build()}, whose
-	 * {@code IllegalArgumentException} names the setting and the fix. Not thread-safe.
+	 * {@link InvalidMirrorSettingException} names the setting and the fix. Not thread-safe.
 	 *
 	 * @since 0.1.0
 	 */
@@ -112,25 +141,25 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 
 		private @Nullable String groupPattern;
 
-		private Duration groupSyncInterval = Duration.ofSeconds(1);
+		private Duration groupSyncInterval = DEFAULT_GROUP_SYNC_INTERVAL;
 
 		private @Nullable String consumerGroup;
 
-		private short replicationFactor = -1;
+		private short replicationFactor = DEFAULT_REPLICATION_FACTOR;
 
 		private List<String> copiedConfigs = DEFAULT_COPIED_CONFIGS;
 
-		private Duration topicRefreshInterval = Duration.ofSeconds(10);
+		private Duration topicRefreshInterval = DEFAULT_TOPIC_REFRESH_INTERVAL;
 
-		private int maxRecords = 2000;
+		private int maxRecords = DEFAULT_MAX_RECORDS;
 
-		private Duration maxInterval = Duration.ofMillis(100);
+		private Duration maxInterval = DEFAULT_MAX_INTERVAL;
 
-		private int depth = 2;
+		private int depth = DEFAULT_DEPTH;
 
-		private int mappingCapacity = 10_000;
+		private int mappingCapacity = DEFAULT_MAPPING_CAPACITY;
 
-		private int rebuildRecords = 10_000;
+		private int rebuildRecords = DEFAULT_REBUILD_RECORDS;
 
 		private Builder(String source, List<String> targets) {
 			this.source = Objects.requireNonNull(source, "source");
@@ -199,7 +228,8 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 		}
 
 		/**
-		 * Sets how often the source groups' committed offsets are read; default 1 s.
+		 * Sets how often the source groups' committed offsets are read; default
+	 * {@link MirrorSettings#DEFAULT_GROUP_SYNC_INTERVAL}.
 		 * @param interval 10 ms or more
 		 * @return this builder
 		 */
@@ -209,7 +239,8 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 		}
 
 		/**
-		 * Sets the mirror's own consumer group; default {@code tandem-mirror-<source>}.
+		 * Sets the mirror's own consumer group; default {@code tandem-mirror-<source>}
+	 * ({@link MirrorSettings#DEFAULT_CONSUMER_GROUP_PREFIX}).
 		 * @param consumerGroup the group id
 		 * @return this builder
 		 */
@@ -219,7 +250,8 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 		}
 
 		/**
-		 * Sets the replication factor of created target topics; default -1, the broker's.
+		 * Sets the replication factor of created target topics; default
+	 * {@value MirrorSettings#DEFAULT_REPLICATION_FACTOR}, the broker's.
 		 * @param replicationFactor -1, or 1 or more
 		 * @return this builder
 		 */
@@ -239,7 +271,8 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 		}
 
 		/**
-		 * Sets how often new source topics and partitions are looked for; default 10 s.
+		 * Sets how often new source topics and partitions are looked for; default
+	 * {@link MirrorSettings#DEFAULT_TOPIC_REFRESH_INTERVAL}.
 		 * @param interval 100 ms or more
 		 * @return this builder
 		 */
@@ -249,7 +282,8 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 		}
 
 		/**
-		 * Sets the records after which a mirror transaction closes; default 2000. The source
+		 * Sets the records after which a mirror transaction closes; default
+	 * {@value MirrorSettings#DEFAULT_MAX_RECORDS}. The source
 		 * consumer's {@code max.poll.records} is lowered to it (a transaction closes between
 		 * polls, so it holds fewer than twice as many).
 		 * @param maxRecords 1 or more
@@ -261,7 +295,8 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 		}
 
 		/**
-		 * Sets the age after which a mirror transaction closes; default 100 ms.
+		 * Sets the age after which a mirror transaction closes; default
+	 * {@link MirrorSettings#DEFAULT_MAX_INTERVAL}.
 		 * @param maxInterval 1 ms or more
 		 * @return this builder
 		 */
@@ -271,7 +306,7 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 		}
 
 		/**
-		 * Sets the mirror transactions in flight; default 2.
+		 * Sets the mirror transactions in flight; default {@value MirrorSettings#DEFAULT_DEPTH}.
 		 * @param depth 1 or more, less than the manager's slots
 		 * @return this builder
 		 */
@@ -281,7 +316,8 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 		}
 
 		/**
-		 * Sets the runs of the offset mapping kept per partition; default 10,000.
+		 * Sets the runs of the offset mapping kept per partition; default
+	 * {@value MirrorSettings#DEFAULT_MAPPING_CAPACITY}.
 		 * @param mappingCapacity 1 or more
 		 * @return this builder
 		 */
@@ -292,7 +328,7 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 
 		/**
 		 * Sets how many of a target partition's last records a starting mirror reads to rebuild its
-		 * offset mapping; default 10,000.
+		 * offset mapping; default {@value MirrorSettings#DEFAULT_REBUILD_RECORDS}.
 		 * @param rebuildRecords 1 or more
 		 * @return this builder
 		 */
@@ -304,21 +340,22 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 		/**
 		 * Checks the settings and builds them.
 		 * @return the settings
-		 * @throws IllegalArgumentException naming the setting at fault and the fix
+		 * @throws InvalidMirrorSettingException naming the setting at fault (as a field, and at the
+		 *     start of the message) and the fix
 		 */
 		public MirrorSettings build() {
 			if (this.source.isBlank()) {
-				throw new IllegalArgumentException("source: name the source cluster");
+				throw invalid("source", "source: name the source cluster", null);
 			}
 			if (this.targets.isEmpty()) {
-				throw new IllegalArgumentException("targets: name at least one target cluster");
+				throw invalid("targets", "targets: name at least one target cluster", null);
 			}
 			if (this.targets.contains(this.source)) {
-				throw new IllegalArgumentException("targets: the source cluster '" + this.source
-						+ "' cannot be a target of its own mirror; remove it from the targets");
+				throw invalid("targets", "targets: the source cluster '" + this.source
+						+ "' cannot be a target of its own mirror; remove it from the targets", null);
 			}
 			if (this.targets.stream().distinct().count() != this.targets.size()) {
-				throw new IllegalArgumentException("targets: " + this.targets + " names a cluster twice");
+				throw invalid("targets", "targets: " + this.targets + " names a cluster twice", null);
 			}
 			List<String> prefixes = new ArrayList<>();
 			if (!this.naming.isIdentity()) {
@@ -329,8 +366,12 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 				selection = new TopicSelection(this.topics, this.topicPattern, this.excludes, prefixes);
 			}
 			catch (PatternSyntaxException ex) {
-				throw new IllegalArgumentException("topic-pattern/excludes: not a valid regular expression: "
-						+ ex.getMessage(), ex);
+				throw invalid(topicPatternCompiles() ? "excludes" : "topic-pattern",
+						"topic-pattern/excludes: not a valid regular expression: " + ex.getMessage(), ex);
+			}
+			catch (IllegalArgumentException ex) {
+				// neither topic names nor a topic pattern
+				throw invalid("topics", String.valueOf(ex.getMessage()), ex);
 			}
 			Pattern groupRegex;
 			try {
@@ -338,11 +379,10 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 						: Pattern.compile(this.groupPattern);
 			}
 			catch (PatternSyntaxException ex) {
-				throw new IllegalArgumentException("group-pattern: not a valid regular expression: " + ex.getMessage(),
-						ex);
+				throw invalid("group-pattern", "group-pattern: not a valid regular expression: " + ex.getMessage(), ex);
 			}
 			String group = (this.consumerGroup != null && !this.consumerGroup.isBlank()) ? this.consumerGroup
-					: "tandem-mirror-" + this.source;
+					: DEFAULT_CONSUMER_GROUP_PREFIX + this.source;
 			check(this.groupSyncInterval.compareTo(Duration.ofMillis(10)) >= 0, "group-sync-interval",
 					this.groupSyncInterval, "use 10ms or more");
 			check(this.topicRefreshInterval.compareTo(Duration.ofMillis(100)) >= 0, "topic-refresh-interval",
@@ -361,10 +401,27 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 					this.mappingCapacity, this.rebuildRecords);
 		}
 
+		private boolean topicPatternCompiles() {
+			try {
+				if (this.topicPattern != null && !this.topicPattern.isBlank()) {
+					Pattern.compile(this.topicPattern);
+				}
+				return true;
+			}
+			catch (PatternSyntaxException ex) {
+				return false;
+			}
+		}
+
 		private static void check(boolean valid, String setting, Object value, String fix) {
 			if (!valid) {
-				throw new IllegalArgumentException(setting + " is " + value + ": " + fix);
+				throw invalid(setting, setting + " is " + value + ": " + fix, null);
 			}
+		}
+
+		private static InvalidMirrorSettingException invalid(String setting, String message,
+				@Nullable Throwable cause) {
+			return new InvalidMirrorSettingException(setting, message, cause);
 		}
 
 	}

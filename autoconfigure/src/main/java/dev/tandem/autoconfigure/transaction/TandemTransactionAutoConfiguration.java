@@ -212,7 +212,7 @@ public class TandemTransactionAutoConfiguration {
 		if (listener.getAttempts() < 1) {
 			throw new TandemConfigurationException("tandem.listener.attempts", "tandem.listener.attempts is "
 					+ listener.getAttempts() + "; a failing record must be processed at least once.",
-					"Set tandem.listener.attempts to 1 or more (3 by default).");
+					"Set tandem.listener.attempts to 1 or more (" + FailedRecordPolicy.DEFAULT.attempts() + " by default).");
 		}
 		if (listener.getBackOff() == null || listener.getBackOff().isNegative()) {
 			throw new TandemConfigurationException("tandem.listener.back-off", "tandem.listener.back-off is "
@@ -227,7 +227,8 @@ public class TandemTransactionAutoConfiguration {
 		String suffix = listener.getDeadLetter().getTopicSuffix();
 		if (suffix == null || !suffix.matches("[a-zA-Z0-9._-]{1,200}")) {
 			throw new TandemConfigurationException("tandem.listener.dead-letter.topic-suffix", "'" + suffix
-					+ "' is not a valid topic name suffix.", "Use letters, digits, '.', '_' and '-', such as -dlt (the default).");
+					+ "' is not a valid topic name suffix.", "Use letters, digits, '.', '_' and '-', such as "
+							+ FailedRecordPolicy.DEFAULT.deadLetterSuffix() + " (the default).");
 		}
 		return new FailedRecordPolicy(listener.getAttempts(), listener.getBackOff(), listener.getFailedRecord(),
 				(cluster != null && !cluster.isBlank()) ? cluster : null, suffix);

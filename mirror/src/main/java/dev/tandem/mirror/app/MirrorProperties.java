@@ -8,11 +8,13 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 import dev.tandem.mirror.MirrorSettings;
+import dev.tandem.mirror.RemoteTopicNaming;
 
 /**
  * Configuration of the mirror app ({@code tandem.mirror.*}); the clusters, the coordinator and the
  * instance id are the starter's {@code tandem.clusters.*}, {@code tandem.coordinator.*} and
- * {@code tandem.transaction.instance-id}.
+ * {@code tandem.transaction.instance-id}. The mirror's defaults are {@link MirrorSettings}'
+ * {@code DEFAULT_*} constants, declared there only.
  *
  * @since 0.1.0
  */
@@ -61,7 +63,7 @@ public class MirrorProperties {
 	/**
 	 * Separator of default remote topic names.
 	 */
-	private String separator = ".";
+	private String separator = RemoteTopicNaming.DEFAULT_SEPARATOR;
 
 	/**
 	 * Source consumer groups whose committed offsets are translated to the targets, by name.
@@ -76,7 +78,7 @@ public class MirrorProperties {
 	/**
 	 * How often the selected groups' committed offsets are read on the source.
 	 */
-	private Duration groupSyncInterval = Duration.ofSeconds(1);
+	private Duration groupSyncInterval = MirrorSettings.DEFAULT_GROUP_SYNC_INTERVAL;
 
 	/**
 	 * The mirror's own consumer group on the source (instances of one mirror share the
@@ -87,7 +89,7 @@ public class MirrorProperties {
 	/**
 	 * Replication factor of created target topics; -1 for the target broker's default.
 	 */
-	private short replicationFactor = -1;
+	private short replicationFactor = MirrorSettings.DEFAULT_REPLICATION_FACTOR;
 
 	/**
 	 * Topic configs copied from a source topic to the target topic created for it (only values
@@ -98,34 +100,34 @@ public class MirrorProperties {
 	/**
 	 * How often new source topics and partitions are looked for.
 	 */
-	private Duration topicRefreshInterval = Duration.ofSeconds(10);
+	private Duration topicRefreshInterval = MirrorSettings.DEFAULT_TOPIC_REFRESH_INTERVAL;
 
 	/**
 	 * Records after which a mirror transaction closes; the source consumer's max.poll.records is
 	 * lowered to it.
 	 */
-	private int maxRecords = 2000;
+	private int maxRecords = MirrorSettings.DEFAULT_MAX_RECORDS;
 
 	/**
 	 * Age after which a mirror transaction closes.
 	 */
-	private Duration maxInterval = Duration.ofMillis(100);
+	private Duration maxInterval = MirrorSettings.DEFAULT_MAX_INTERVAL;
 
 	/**
 	 * Mirror transactions in flight (pipelining); less than tandem.transaction.slots.
 	 */
-	private int depth = 2;
+	private int depth = MirrorSettings.DEFAULT_DEPTH;
 
 	/**
 	 * Runs of the source-to-target offset mapping kept per partition.
 	 */
-	private int mappingCapacity = 10_000;
+	private int mappingCapacity = MirrorSettings.DEFAULT_MAPPING_CAPACITY;
 
 	/**
 	 * How many of a target partition's last records a starting mirror reads to rebuild its
 	 * offset mapping.
 	 */
-	private int rebuildRecords = 10_000;
+	private int rebuildRecords = MirrorSettings.DEFAULT_REBUILD_RECORDS;
 
 	private final Health health = new Health();
 

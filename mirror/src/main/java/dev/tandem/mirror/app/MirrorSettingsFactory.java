@@ -6,6 +6,7 @@ import java.util.Set;
 
 import dev.tandem.autoconfigure.TandemProperties;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
+import dev.tandem.mirror.InvalidMirrorSettingException;
 import dev.tandem.mirror.MirrorSettings;
 import dev.tandem.mirror.RemoteTopicNaming;
 
@@ -57,7 +58,8 @@ final class MirrorSettingsFactory {
 		}
 		catch (IllegalArgumentException ex) {
 			throw new TandemConfigurationException(PREFIX + "separator", ex.getMessage() + ".",
-					"Set tandem.mirror.separator to, for example, '.' (MirrorMaker 2's default).");
+					"Set tandem.mirror.separator to, for example, '" + RemoteTopicNaming.DEFAULT_SEPARATOR
+							+ "' (MirrorMaker 2's default).");
 		}
 		List<String> excludes = new ArrayList<>(properties.getExcludes());
 		excludes.add(java.util.regex.Pattern.quote(tandem.getTransaction().getMarkerTopic()));
@@ -83,16 +85,15 @@ final class MirrorSettingsFactory {
 		try {
 			return builder.build();
 		}
-		catch (IllegalArgumentException ex) {
-			// The builder's messages start with the setting's name, as in "max-records is 0: use 1 or more".
-			String message = String.valueOf(ex.getMessage());
-			if (message.startsWith("No topics to mirror")) {
-				throw new TandemConfigurationException(PREFIX + "topics", message + ".",
+		catch (InvalidMirrorSettingException ex) {
+			String property = PREFIX + ex.getSetting();
+			if (ex.getSetting().equals("topics")) {
+				throw new TandemConfigurationException(property, ex.getMessage() + ".",
 						"Set tandem.mirror.topics (topic names) or tandem.mirror.topic-pattern (a regular expression), or both.");
 			}
-			String setting = message.split("[ :/]", 2)[0];
-			throw new TandemConfigurationException(PREFIX + setting, "tandem.mirror." + message + ".",
-					"Fix tandem.mirror." + setting + " as the message says.");
+			// the builder's other messages begin with the setting, as in "max-records is 0: use 1 or more"
+			throw new TandemConfigurationException(property, PREFIX + ex.getMessage() + ".",
+					"Fix " + property + " as the message says.");
 		}
 	}
 

@@ -74,6 +74,25 @@ class MirrorSettingsFactoryTests {
 				"tandem.mirror.group-sync-interval", "10ms or more");
 	}
 
+	@Test
+	void invalidExcludeNamesTheExcludesProperty() {
+		assertFails(properties((p) -> p.setExcludes(List.of("[unclosed"))), "tandem.mirror.excludes",
+				"regular expression");
+	}
+
+	@Test
+	void propertiesLeftUnsetGiveTheBuildersDefaults() {
+		MirrorSettings fromProperties = MirrorSettingsFactory.create(properties((p) -> {
+		}), this.tandem);
+		MirrorSettings fromBuilder = MirrorSettings.builder("east", List.of("west")).topics(List.of("orders")).build();
+		assertThat(fromProperties).usingRecursiveComparison()
+			.comparingOnlyFields("groupSyncInterval", "consumerGroup", "replicationFactor", "copiedConfigs",
+					"topicRefreshInterval", "maxRecords", "maxInterval", "depth", "mappingCapacity", "rebuildRecords")
+			.isEqualTo(fromBuilder);
+		assertThat(fromProperties.naming().isIdentity()).isEqualTo(fromBuilder.naming().isIdentity());
+		assertThat(fromProperties.naming().separator()).isEqualTo(fromBuilder.naming().separator());
+	}
+
 	private MirrorProperties properties(Consumer<MirrorProperties> customizer) {
 		MirrorProperties properties = new MirrorProperties();
 		properties.setSource("east");
