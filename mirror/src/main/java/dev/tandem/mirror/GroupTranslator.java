@@ -18,9 +18,10 @@ import dev.tandem.transaction.CrossClusterTransactionManager;
 
 /**
  * The translation job: translates the selected groups' committed source offsets with the
- * mappings of committed transactions only ({@link OffsetMappings}) and writes them to the targets,
- * either in the mirror's open transaction ({@link #beforeCommit}) or, when the mirror is idle, in a
- * transaction of their own ({@link #translateIdle}).
+ * mappings of committed transactions only ({@link OffsetMappings}) and writes them to the targets
+ * ({@link CrossClusterTransaction#sendGroupOffsets}), either in the mirror's open transaction
+ * ({@link #beforeCommit}) or, when the mirror is idle, in a transaction of their own
+ * ({@link #translateIdle}).
  * <p>
  * A translated offset is written for a group, a target and a partition when it is greater than
  * what the group already has there (its committed offset on the target, the mirror's last
@@ -28,10 +29,11 @@ import dev.tandem.transaction.CrossClusterTransactionManager;
  * group with members on the target is skipped; one whose translated commit made a transaction
  * abort is skipped until the next group read.
  * <p>
- * Called on the polling thread only (its fields are that thread's); it holds no lock. It reads the
- * in-flight translations ({@link MirrorTransactions#inFlightFloor}) before the committed ones
- * ({@link TranslatedOffsets#written}), so that a transaction resolved meanwhile on the pipeline's
- * thread is seen in one or the other.
+ * Called on the polling thread only (its fields are that thread's); it holds no lock. Each pass
+ * reads the translations in flight ({@link MirrorTransactions#inFlightFloors}) before the committed
+ * ones ({@link TranslatedOffsets#written}): a transaction resolved meanwhile on the pipeline's
+ * thread is seen in one or the other, since the ledger records its translations as committed
+ * before it lets go of them.
  */
 final class GroupTranslator {
 
@@ -47,23 +49,19 @@ final class GroupTranslator {
 
 	private final MirrorTransactions transactions;
 
-	private final GroupOffsetWriter writer;
-
 	private long idleSnapshotAt;
 
 	/** The groups' read whose translations the last {@link #beforeCommit} wrote. */
 	private long translatedSnapshotAt = -1;
 
 	GroupTranslator(MirrorSettings settings, GroupOffsetFollower follower, Assignment assignment,
-			OffsetMappings mappings, TranslatedOffsets translated, MirrorTransactions transactions,
-			GroupOffsetWriter writer) {
+			OffsetMappings mappings, TranslatedOffsets translated, MirrorTransactions transactions) {
 		this.settings = settings;
 		this.follower = follower;
 		this.assignment = assignment;
 		this.mappings = mappings;
 		this.translated = translated;
 		this.transactions = transactions;
-		this.writer = writer;
 	}
 
 	/**
@@ -116,7 +114,7 @@ final class GroupTranslator {
 
 	private void write(CrossClusterTransaction txn, Map<String, Map<String, Map<TopicPartition, OffsetAndMetadata>>> due) {
 		due.forEach((target, groups) -> groups.forEach((group, offsets) -> {
-			this.writer.write(txn, target, group, offsets);
+			txn.sendGroupOffsets(target, group, offsets);
 			List<Translation> written = new ArrayList<>(offsets.size());
 			offsets.forEach((remote, offset) -> written.add(new Translation(new Key(target, group, remote), offset.offset())));
 			this.transactions.translated(txn, written);
@@ -126,6 +124,7 @@ final class GroupTranslator {
 	/** target -> group -> remote partition -> offset to write. */
 	private Map<String, Map<String, Map<TopicPartition, OffsetAndMetadata>>> translations(Snapshot snapshot) {
 		Map<String, Map<String, Map<TopicPartition, OffsetAndMetadata>>> due = new LinkedHashMap<>();
+		Map<Key, Long> inFlight = this.transactions.inFlightFloors();
 		long now = System.currentTimeMillis();
 		for (Map.Entry<String, Map<TopicPartition, OffsetAndMetadata>> group : snapshot.sourceOffsets().entrySet()) {
 			if (this.translated.isSuspended(group.getKey(), snapshot.readAtMs())) {
@@ -143,7 +142,7 @@ final class GroupTranslator {
 					}
 					TopicPartition remote = this.mappings.remote(source);
 					Key key = new Key(target, group.getKey(), remote);
-					if (translated.getAsLong() > floor(snapshot, key)) {
+					if (translated.getAsLong() > floor(snapshot, inFlight, key)) {
 						offsets.put(remote, new OffsetAndMetadata(translated.getAsLong(), committed.metadata()));
 					}
 				});
@@ -162,10 +161,9 @@ final class GroupTranslator {
 		return this.assignment.contains(source) ? this.mappings.translate(target, source, committed) : OptionalLong.empty();
 	}
 
-	/** What the group has or will have on the target: in-flight first, then committed (see the class description). */
-	private long floor(Snapshot snapshot, Key key) {
-		long inFlight = this.transactions.inFlightFloor(key);
-		return Math.max(Math.max(inFlight, this.translated.written(key)),
+	/** What the group has or will have on the target: the highest of in flight, committed and read there. */
+	private long floor(Snapshot snapshot, Map<Key, Long> inFlight, Key key) {
+		return Math.max(Math.max(inFlight.getOrDefault(key, -1L), this.translated.written(key)),
 				snapshot.targetCommitted(key.target(), key.group(), key.remote()));
 	}
 

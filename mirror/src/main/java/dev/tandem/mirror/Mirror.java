@@ -122,7 +122,7 @@ public final class Mirror implements AutoCloseable {
 		this.transactions = new MirrorTransactions(this.mappings, translated, this.progress);
 		this.copier = new RecordCopier(settings, this.topics, this.transactions, this.progress);
 		this.translator = new GroupTranslator(settings, this.follower, this.assignment, this.mappings, translated,
-				this.transactions, (txn, cluster, group, offsets) -> txn.sendGroupOffsets(cluster, group, offsets));
+				this.transactions);
 	}
 
 	private static List<String> clusters(MirrorSettings settings) {

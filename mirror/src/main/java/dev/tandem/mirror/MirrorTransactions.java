@@ -1,6 +1,7 @@
 package dev.tandem.mirror;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,7 +28,7 @@ import dev.tandem.transaction.TransactionState;
  * recognised by its state ({@link TransactionState#ABORTED}) when it reaches the head.
  * <p>
  * Thread-safe: every method holds this object's lock. {@link #begin}, {@link #copied},
- * {@link #translated}, {@link #idle} and {@link #inFlightFloor} are called on the polling thread;
+ * {@link #translated}, {@link #idle} and {@link #inFlightFloors} are called on the polling thread;
  * {@link #committed} and {@link #aborted} on the pipeline's committing thread, or on the polling
  * thread for the idle translation transaction. Applying an outcome calls the three classes above
  * under this lock (lock order: this, then {@link OffsetMappings}, then {@link MirrorProgress}).
@@ -99,17 +100,19 @@ final class MirrorTransactions {
 		return this.pending.isEmpty();
 	}
 
-	/** The highest offset of the key among the translations of unresolved transactions, or -1. */
-	synchronized long inFlightFloor(Key key) {
-		long floor = -1;
+	/**
+	 * Returns, per key, the highest offset among the translations of unresolved transactions
+	 * (what a group will have on a target if they commit): a translation must exceed it.
+	 * @return a new map; keys without translations in flight are absent
+	 */
+	synchronized Map<Key, Long> inFlightFloors() {
+		Map<Key, Long> floors = new HashMap<>();
 		for (Pending transaction : this.pending.values()) {
 			for (Translation translation : transaction.translations) {
-				if (translation.key().equals(key)) {
-					floor = Math.max(floor, translation.offset());
-				}
+				floors.merge(translation.key(), translation.offset(), Math::max);
 			}
 		}
-		return floor;
+		return floors;
 	}
 
 	/**
