@@ -25,7 +25,9 @@ import dev.tandem.transaction.TransactionState;
  * {@link MirrorProgress}; an aborted one's translated groups are suspended.
  * <p>
  * A transaction the processor aborted while still open is not told to any listener: it is
- * recognised by its state ({@link TransactionState#ABORTED}) when it reaches the head.
+ * recognised by its state ({@link TransactionState#ABORTED}) when it reaches the head. The rest of
+ * the mirror sees only this class's methods, so that the ordering inside can change alone (for
+ * example to outcomes the processor tells once each, in begin order).
  * <p>
  * Thread-safe: every method holds this object's lock. {@link #begin}, {@link #copied},
  * {@link #translated}, {@link #idle} and {@link #inFlightFloors} are called on the polling thread;
