@@ -11,7 +11,6 @@ import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
@@ -35,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * (Admin {@code describeConsumerGroups}: a group with members there is never written), each group's
  * committed offsets on each target (a translation never moves a group backwards). On a second
  * thread, at the same interval and from the source alone: the {@code read_committed} end offsets
- * of the source partitions this instance mirrors and the mirror's own committed offsets (for the
+ * of the source partitions this instance mirrors ({@link Assignment}) and the mirror's own committed offsets (for the
  * lag), so that a target that does not answer cannot freeze the lag. Readers see one
  * {@link Snapshot}: the latest of each part. Thread-safe.
  */
@@ -51,7 +50,7 @@ final class GroupOffsetFollower implements AutoCloseable {
 
 	private final Duration timeout;
 
-	private final Supplier<Collection<TopicPartition>> assigned;
+	private final Assignment assignment;
 
 	private final ScheduledExecutorService executor;
 
@@ -67,12 +66,12 @@ final class GroupOffsetFollower implements AutoCloseable {
 	private volatile boolean positionsFailing;
 
 	GroupOffsetFollower(MirrorSettings settings, Admin source, Map<String, Admin> targets, Duration timeout,
-			Supplier<Collection<TopicPartition>> assigned) {
+			Assignment assignment) {
 		this.settings = settings;
 		this.source = source;
 		this.targets = targets;
 		this.timeout = timeout;
-		this.assigned = assigned;
+		this.assignment = assignment;
 		this.executor = daemon("tandem-mirror-groups-" + settings.source());
 		this.positionsExecutor = daemon("tandem-mirror-lag-" + settings.source());
 	}
@@ -137,7 +136,7 @@ final class GroupOffsetFollower implements AutoCloseable {
 
 	/** Reads the source's end offsets and the mirror's own committed offsets, from the source alone. */
 	private Positions readPositions() {
-		Map<TopicPartition, Long> ends = endOffsets(this.assigned.get());
+		Map<TopicPartition, Long> ends = endOffsets(this.assignment.partitions());
 		Map<TopicPartition, OffsetAndMetadata> own = committed(this.source, Set.of(this.settings.consumerGroup()),
 				this.settings.source()).getOrDefault(this.settings.consumerGroup(), Map.of());
 		return new Positions(Map.copyOf(ends), own);

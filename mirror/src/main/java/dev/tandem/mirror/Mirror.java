@@ -67,10 +67,17 @@ public final class Mirror implements AutoCloseable {
 
 	private final GroupOffsetFollower follower;
 
-	private final MirrorEngine engine;
+	private final Assignment assignment;
 
-	private final GroupOffsetWriter writer = (txn, cluster, group, offsets) -> txn.sendGroupOffsets(cluster, group,
-			offsets);
+	private final OffsetMappings mappings;
+
+	private final MirrorProgress progress;
+
+	private final MirrorTransactions transactions;
+
+	private final RecordCopier copier;
+
+	private final GroupTranslator translator;
 
 	private final Object lifecycleMonitor = new Object();
 
@@ -105,12 +112,17 @@ public final class Mirror implements AutoCloseable {
 		}
 		this.topics = new TargetTopics(settings, manager.clusterClients().admin(settings.source(), ADMIN_TIMEOUT),
 				topicAdmins, ADMIN_TIMEOUT);
-		MirrorEngine[] engine = new MirrorEngine[1];
+		this.assignment = new Assignment(settings.topics());
 		this.follower = new GroupOffsetFollower(settings, manager.clusterClients().admin(settings.source(), ADMIN_TIMEOUT),
-				groupAdmins, ADMIN_TIMEOUT, () -> engine[0].assignedPartitions());
-		this.engine = new MirrorEngine(settings, this.topics, this.follower, manager.clusterClients(), manager.owner(),
-				ADMIN_TIMEOUT);
-		engine[0] = this.engine;
+				groupAdmins, ADMIN_TIMEOUT, this.assignment);
+		this.mappings = new OffsetMappings(settings, this.topics, manager.clusterClients(), ADMIN_TIMEOUT);
+		TranslatedOffsets translated = new TranslatedOffsets(this.follower);
+		this.progress = new MirrorProgress(settings, manager.owner(), this.follower, this.assignment, this.mappings,
+				translated);
+		this.transactions = new MirrorTransactions(this.mappings, translated, this.progress);
+		this.copier = new RecordCopier(settings, this.topics, this.transactions, this.progress);
+		this.translator = new GroupTranslator(settings, this.follower, this.assignment, this.mappings, translated,
+				this.transactions);
 	}
 
 	private static List<String> clusters(MirrorSettings settings) {
@@ -172,8 +184,8 @@ public final class Mirror implements AutoCloseable {
 			.depth(this.settings.depth())
 			.maxRecords(this.settings.maxRecords())
 			.maxInterval(this.settings.maxInterval())
-			.handler(this.engine::handle)
-			.beforeCommit((txn, next) -> this.engine.beforeCommit(txn, this.writer))
+			.handler(this.copier::copy)
+			.beforeCommit((txn, next) -> this.translator.beforeCommit(txn))
 			.listener(new Outcomes())
 			.build();
 		long backOff = 0;
@@ -187,8 +199,11 @@ public final class Mirror implements AutoCloseable {
 						nextTopicRefresh = System.nanoTime() + this.settings.topicRefreshInterval().toNanos();
 					}
 					if (processor.inFlight() == 0) {
-						this.engine.translateIdle(this.manager, this.writer);
-						this.engine.idlePositions(positions(source));
+						this.translator.translateIdle(this.manager);
+						// only this thread begins transactions: still idle when the positions are read
+						if (this.transactions.idle()) {
+							this.progress.idlePositions(positions(source));
+						}
 					}
 					backOff = 0;
 				}
@@ -251,7 +266,7 @@ public final class Mirror implements AutoCloseable {
 	 * @return a snapshot
 	 */
 	public MirrorStatus status() {
-		return this.engine.status();
+		return this.progress.status();
 	}
 
 	/**
@@ -311,17 +326,25 @@ public final class Mirror implements AutoCloseable {
 
 		@Override
 		public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-			Mirror.this.engine.revoked(partitions);
+			revoked(partitions);
 		}
 
 		@Override
 		public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-			Mirror.this.engine.assigned(partitions);
+			List<TopicPartition> selected = Mirror.this.assignment.assign(partitions);
+			Mirror.this.progress.assigned(selected);
+			Mirror.this.mappings.rebuild(selected);
 		}
 
 		@Override
 		public void onPartitionsLost(Collection<TopicPartition> partitions) {
-			Mirror.this.engine.revoked(partitions);
+			revoked(partitions);
+		}
+
+		private void revoked(Collection<TopicPartition> partitions) {
+			Mirror.this.assignment.revoke(partitions);
+			Mirror.this.progress.revoked(partitions);
+			Mirror.this.mappings.revoked(partitions);
 		}
 
 	}
@@ -332,12 +355,12 @@ public final class Mirror implements AutoCloseable {
 		public void onCommitted(String transactionId, int records, Map<TopicPartition, OffsetAndMetadata> next) {
 			logger.debug("Mirror {}: transaction {} committed {} source record(s), next source offsets {}", describe(),
 					transactionId, records, next);
-			Mirror.this.engine.committed(transactionId, next);
+			Mirror.this.transactions.committed(transactionId, next);
 		}
 
 		@Override
 		public void onAborted(String transactionId, Throwable cause) {
-			Mirror.this.engine.aborted(transactionId);
+			Mirror.this.transactions.aborted(transactionId);
 		}
 
 	}
