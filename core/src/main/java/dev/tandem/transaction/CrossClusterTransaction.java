@@ -8,10 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -20,13 +17,10 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Serializer;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.tandem.transaction.Decision.ParticipantRecord;
-import dev.tandem.transaction.internals.ProducerInternals;
-import dev.tandem.transaction.internals.ProducerInternals.ProducerIdentity;
 
 /**
  * One cross-cluster transaction: records sent to any configured cluster and consumer offsets
@@ -264,21 +258,6 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	}
 
 	/**
-	 * What the first stage of a commit ({@link #prepareToCommit()}) leaves for the second
-	 * ({@link #finishCommit(Prepared)}): the participants with work and their marker records.
-	 * @param working participants with work, in enlistment order
-	 * @param records their marker records, in the same order (empty when {@code working} is)
-	 * @param startNanos when the commit began ({@link System#nanoTime()})
-	 */
-	record Prepared(List<Participant> working, List<ParticipantRecord> records, long startNanos) {
-
-		boolean onePhase() {
-			return this.working.size() <= 1;
-		}
-
-	}
-
-	/**
 	 * First stage of a commit, which makes nothing visible: every participant's marker record is
 	 * sent, deferred offsets go to their group coordinators, every participant is flushed and its
 	 * sends checked (prepare). With two or more participants the transaction is PREPARED after it;
@@ -292,7 +271,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 *     everywhere)
 	 * @throws IllegalStateException if the transaction is not active
 	 */
-	Prepared prepareToCommit() {
+	PreparedCommit prepareToCommit() {
 		long start = System.nanoTime();
 		to(TransactionState.PREPARING);
 		List<Participant> working = new ArrayList<>();
@@ -314,7 +293,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			to(TransactionState.PREPARED);
 		}
 		crashPoint(ProtocolStep.AFTER_PREPARE);
-		return new Prepared(working, records, start);
+		return new PreparedCommit(working, records, start);
 	}
 
 	/**
@@ -322,7 +301,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * decision and the commits on every cluster. Exceptions as {@link #commit()}.
 	 * @param prepared what {@link #prepareToCommit()} returned for this transaction
 	 */
-	void finishCommit(Prepared prepared) {
+	void finishCommit(PreparedCommit prepared) {
 		List<Participant> working = prepared.working();
 		if (prepared.onePhase()) {
 			commitOnePhase(working, prepared.records(), prepared.startNanos());
@@ -395,18 +374,6 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		committed(1, start);
 	}
 
-	private void commitWithRetry(Participant participant) {
-		try {
-			participant.commit();
-		}
-		catch (org.apache.kafka.common.errors.TimeoutException ex) {
-			// The commit may be under way on the broker: retrying is allowed and completes it.
-			logger.warn("Commit of {} on cluster '{}' timed out; retrying once", participant.transactionalId,
-					participant.cluster);
-			participant.commit();
-		}
-	}
-
 	private Map<Participant, Future<RecordMetadata>> sendMarkers(List<Participant> working) {
 		Map<Participant, Future<RecordMetadata>> markers = new LinkedHashMap<>();
 		byte[] key = this.transactionId.getBytes(StandardCharsets.UTF_8);
@@ -429,12 +396,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			}
 			List<ParticipantRecord> records = new ArrayList<>();
 			for (Participant participant : working) {
-				awaitSends(participant);
-				RecordMetadata marker = markers.get(participant).get();
-				ProducerIdentity identity = ProducerInternals.identity(participant.producer());
-				records.add(new ParticipantRecord(participant.cluster, participant.transactionalId,
-						identity.producerId(), identity.producerEpoch(), marker.topic(), marker.partition(),
-						marker.offset()));
+				records.add(participant.prepared(markers.get(participant), this.context.commitTimeout()));
 			}
 			return records;
 		}
@@ -447,26 +409,6 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		}
 		catch (RuntimeException | ExecutionException ex) {
 			throw abortAll(working, ex);
-		}
-	}
-
-	private void awaitSends(Participant participant) {
-		for (Future<RecordMetadata> send : participant.sends()) {
-			try {
-				send.get(this.context.commitTimeout().toMillis(), TimeUnit.MILLISECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new TandemException("Interrupted while waiting for sends", ex);
-			}
-			catch (ExecutionException ex) {
-				throw new TandemException("A send to cluster '" + participant.cluster + "' failed: "
-						+ ex.getCause(), ex.getCause());
-			}
-			catch (TimeoutException ex) {
-				throw new TandemException("A send to cluster '" + participant.cluster
-						+ "' was not acknowledged in time", ex);
-			}
 		}
 	}
 
@@ -530,29 +472,10 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	}
 
 	private void commitDecided(Decision decision, List<Participant> working, long start) {
-		Executor executor = this.context.commitExecutor();
-		List<CompletableFuture<@Nullable Throwable>> commits = new ArrayList<>();
-		if (!this.context.hook().injectsFaults()) {
-			for (Participant participant : working) {
-				commits.add(CompletableFuture.supplyAsync(() -> commitParticipant(participant), executor));
-			}
-		}
-		else {
-			// With a fault-injection hook, commit the first participant alone so that MID_COMMIT
-			// falls where exactly one participant has committed.
-			commits.add(CompletableFuture.completedFuture(commitParticipant(working.get(0))));
-			crashPoint(ProtocolStep.MID_COMMIT);
-			for (Participant participant : working.subList(1, working.size())) {
-				commits.add(CompletableFuture.supplyAsync(() -> commitParticipant(participant), executor));
-			}
-		}
-		Map<Participant, Throwable> failures = new LinkedHashMap<>();
-		for (int i = 0; i < working.size(); i++) {
-			Throwable failure = commits.get(i).join();
-			if (failure != null) {
-				failures.put(working.get(i), failure);
-			}
-		}
+		// With a fault-injection hook the first participant commits alone, so that MID_COMMIT falls
+		// where exactly one participant has committed.
+		Map<Participant, Throwable> failures = Participant.commitAll(working, this.context.commitExecutor(),
+				this.context.hook().injectsFaults() ? () -> crashPoint(ProtocolStep.MID_COMMIT) : null);
 		if (failures.isEmpty()) {
 			to(TransactionState.COMMITTED);
 			crashPoint(ProtocolStep.AFTER_COMMIT);
@@ -570,16 +493,6 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		handOver(this.context.recovery().decidedNotCommitted(decision, this.slot), first,
 				"it is decided but could not commit on " + failed + " yet", "its decision was not recorded");
 		this.context.listener().onCommitted(this.transactionId, working.size(), Duration.ofNanos(System.nanoTime() - start));
-	}
-
-	private @Nullable Throwable commitParticipant(Participant participant) {
-		try {
-			commitWithRetry(participant);
-			return null;
-		}
-		catch (RuntimeException ex) {
-			return ex;
-		}
 	}
 
 	private TransactionAbortedException abortAll(List<Participant> participants, Throwable cause) {

@@ -2,10 +2,15 @@ package dev.tandem.transaction;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -14,6 +19,12 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.tandem.transaction.Decision.ParticipantRecord;
+import dev.tandem.transaction.internals.ProducerInternals;
+import dev.tandem.transaction.internals.ProducerInternals.ProducerIdentity;
 
 /**
  * One cluster's transactional producer within a slot; the Kafka transaction it holds is one
@@ -21,6 +32,8 @@ import org.jspecify.annotations.Nullable;
  * owning transaction drives begin/commit/abort from one thread.
  */
 final class Participant {
+
+	private static final Logger logger = LoggerFactory.getLogger(Participant.class);
 
 	final String cluster;
 
@@ -134,6 +147,90 @@ final class Participant {
 	}
 
 	/** Commits the open transaction; bounded by the producer's {@code max.block.ms}. */
+	/**
+	 * Waits for every send of the transaction, then returns what the decision records of this
+	 * participant: its producer id and epoch and where its marker landed.
+	 * @param marker the marker record's send
+	 * @param timeout bound of each send's acknowledgement
+	 * @throws TandemException if a send failed or was not acknowledged in time
+	 * @throws ExecutionException if the marker's send failed
+	 * @throws InterruptedException if interrupted while waiting for the marker
+	 */
+	ParticipantRecord prepared(Future<RecordMetadata> marker, Duration timeout)
+			throws ExecutionException, InterruptedException {
+		for (Future<RecordMetadata> send : this.sends) {
+			try {
+				send.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new TandemException("Interrupted while waiting for sends", ex);
+			}
+			catch (ExecutionException ex) {
+				throw new TandemException("A send to cluster '" + this.cluster + "' failed: " + ex.getCause(),
+						ex.getCause());
+			}
+			catch (TimeoutException ex) {
+				throw new TandemException("A send to cluster '" + this.cluster + "' was not acknowledged in time", ex);
+			}
+		}
+		RecordMetadata landed = marker.get();
+		ProducerIdentity identity = ProducerInternals.identity(producer());
+		return new ParticipantRecord(this.cluster, this.transactionalId, identity.producerId(),
+				identity.producerEpoch(), landed.topic(), landed.partition(), landed.offset());
+	}
+
+	/**
+	 * Commits, retrying once after a timeout (the commit may be under way on the broker: retrying
+	 * is allowed and completes it).
+	 * @return null if committed, else what the commit threw
+	 */
+	@Nullable Throwable commitOrFailure() {
+		try {
+			try {
+				commit();
+			}
+			catch (org.apache.kafka.common.errors.TimeoutException ex) {
+				logger.warn("Commit of {} on cluster '{}' timed out; retrying once", this.transactionalId, this.cluster);
+				commit();
+			}
+			return null;
+		}
+		catch (RuntimeException ex) {
+			return ex;
+		}
+	}
+
+	/**
+	 * Commits every participant of a decided transaction in parallel.
+	 * @param working the participants, in enlistment order
+	 * @param executor runs the commits
+	 * @param afterFirst if not null, the first participant commits alone on the calling thread and
+	 *     this runs after it, before the others start (fault injection between commits)
+	 * @return the participants that did not commit and why, in enlistment order; empty if all did
+	 */
+	static Map<Participant, Throwable> commitAll(List<Participant> working, Executor executor,
+			@Nullable Runnable afterFirst) {
+		List<CompletableFuture<@Nullable Throwable>> commits = new ArrayList<>();
+		for (Participant participant : working) {
+			if (afterFirst != null && commits.isEmpty()) {
+				commits.add(CompletableFuture.completedFuture(participant.commitOrFailure()));
+				afterFirst.run();
+			}
+			else {
+				commits.add(CompletableFuture.supplyAsync(participant::commitOrFailure, executor));
+			}
+		}
+		Map<Participant, Throwable> failures = new LinkedHashMap<>();
+		for (int i = 0; i < working.size(); i++) {
+			Throwable failure = commits.get(i).join();
+			if (failure != null) {
+				failures.put(working.get(i), failure);
+			}
+		}
+		return failures;
+	}
+
 	void commit() {
 		producer().commitTransaction();
 		reset();

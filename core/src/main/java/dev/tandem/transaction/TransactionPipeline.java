@@ -166,14 +166,14 @@ public final class TransactionPipeline implements AutoCloseable {
 		forgetCompleted();
 		CompletableFuture<Void> outcome = new CompletableFuture<>();
 		this.submitted.add(outcome);
-		CompletableFuture<CrossClusterTransaction.@Nullable Prepared> prepared = CompletableFuture
+		CompletableFuture<@Nullable PreparedCommit> prepared = CompletableFuture
 			.supplyAsync(() -> prepareInOrder(transaction), this.preparer);
 		this.committer.execute(() -> commitInOrder(transaction, prepared, outcome));
 		return outcome;
 	}
 
 	/** On the preparing thread; null if an earlier transaction failed (the committing thread aborts it). */
-	private CrossClusterTransaction.@Nullable Prepared prepareInOrder(CrossClusterTransaction transaction) {
+	private @Nullable PreparedCommit prepareInOrder(CrossClusterTransaction transaction) {
 		if (this.failure != null) {
 			return null;
 		}
@@ -181,8 +181,8 @@ public final class TransactionPipeline implements AutoCloseable {
 	}
 
 	private void commitInOrder(CrossClusterTransaction transaction,
-			CompletableFuture<CrossClusterTransaction.@Nullable Prepared> preparing, CompletableFuture<Void> outcome) {
-		CrossClusterTransaction.@Nullable Prepared prepared = null;
+			CompletableFuture<@Nullable PreparedCommit> preparing, CompletableFuture<Void> outcome) {
+		@Nullable PreparedCommit prepared = null;
 		Throwable prepareFailure = null;
 		try {
 			prepared = preparing.join();
@@ -221,7 +221,7 @@ public final class TransactionPipeline implements AutoCloseable {
 	}
 
 	/** Commits; a transaction in doubt is waited for, so that its successors stay behind it. */
-	private void commitToTheEnd(CrossClusterTransaction transaction, CrossClusterTransaction.Prepared prepared)
+	private void commitToTheEnd(CrossClusterTransaction transaction, PreparedCommit prepared)
 			throws Throwable {
 		try {
 			transaction.finishCommit(prepared);

@@ -367,7 +367,7 @@ class CrossClusterProcessorTests {
 	@Test
 	void aMaxIntervalTheBrokersWouldAbortIsRefusedAtBuildNamingTheTimeout() {
 		CrossClusterTransactionManager manager = manager();
-		CrossClusterProcessor.Builder<String, String> builder = CrossClusterProcessor
+		CrossClusterProcessorBuilder<String, String> builder = CrossClusterProcessor
 			.builder(manager, consumer(manager, 100))
 			.subscribe(List.of(this.topic))
 			.maxInterval(manager.transactionTimeout())
@@ -375,7 +375,7 @@ class CrossClusterProcessorTests {
 		assertThatExceptionOfType(IllegalArgumentException.class).isThrownBy(builder::build)
 			.withMessageContaining("transaction.timeout.ms")
 			.withMessageContaining(manager.transactionTimeout().toString());
-		CrossClusterProcessor.Builder<String, String> fresh = CrossClusterProcessor.builder(manager,
+		CrossClusterProcessorBuilder<String, String> fresh = CrossClusterProcessor.builder(manager,
 				consumer(manager, 100));
 		assertThatExceptionOfType(NullPointerException.class).isThrownBy(() -> fresh.maxInterval(null))
 			.withMessageContaining("maxInterval");

@@ -21,6 +21,7 @@ import org.slf4j.LoggerFactory;
 
 import dev.tandem.transaction.CrossClusterProcessor;
 import dev.tandem.transaction.CrossClusterTransactionManager;
+import dev.tandem.transaction.FailureBackOff;
 import dev.tandem.transaction.HeuristicOutcomeException;
 
 /**
@@ -188,7 +189,7 @@ public final class Mirror implements AutoCloseable {
 			.beforeCommit((txn, next) -> this.translator.beforeCommit(txn))
 			.listener(new Outcomes())
 			.build();
-		long backOff = 0;
+		FailureBackOff backOff = new FailureBackOff();
 		long nextTopicRefresh = System.nanoTime() + this.settings.topicRefreshInterval().toNanos();
 		try {
 			while (this.running) {
@@ -205,7 +206,7 @@ public final class Mirror implements AutoCloseable {
 							this.progress.idlePositions(positions(source));
 						}
 					}
-					backOff = 0;
+					backOff.succeeded();
 				}
 				catch (WakeupException ex) {
 					// close() wakes the consumer up
@@ -217,10 +218,7 @@ public final class Mirror implements AutoCloseable {
 					return;
 				}
 				catch (RuntimeException ex) {
-					backOff = (backOff == 0) ? 100 : Math.min(backOff * 2, 5000);
-					logger.warn("Mirror {} failed ({}); its records are mirrored again in {} ms", describe(), ex.toString(),
-							backOff);
-					if (!sleep(backOff)) {
+					if (!backOff.failed("Mirror " + describe(), ex)) {
 						return;
 					}
 				}
@@ -248,17 +246,6 @@ public final class Mirror implements AutoCloseable {
 			}
 		}
 		return positions;
-	}
-
-	private boolean sleep(long millis) {
-		try {
-			Thread.sleep(millis);
-			return true;
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return false;
-		}
 	}
 
 	/**

@@ -2,7 +2,6 @@ package dev.tandem.mirror;
 
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,26 +13,25 @@ import dev.tandem.mirror.OffsetMappings.Copy;
 import dev.tandem.mirror.TranslatedOffsets.Key;
 import dev.tandem.mirror.TranslatedOffsets.Translation;
 import dev.tandem.transaction.CrossClusterTransaction;
-import dev.tandem.transaction.TransactionState;
 
 /**
- * The ledger of the mirror's transactions not resolved yet, in begin order, each with the copies
- * and translations it carries. Outcomes may be told out of order (the pipeline's committing
- * thread); they are applied in begin order, so that the mappings grow in offset order and never
- * point at aborted copies: a committed transaction's copies go to {@link OffsetMappings}, its
- * translations to {@link TranslatedOffsets}, its next source offsets and counts to
- * {@link MirrorProgress}; an aborted one's translated groups are suspended.
+ * The mirror's transactions not resolved yet, in begin order, each with the copies and
+ * translations it carries, and what each outcome does: a committed transaction's copies go to
+ * {@link OffsetMappings}, its translations to {@link TranslatedOffsets}, its next source offsets
+ * and counts to {@link MirrorProgress}; an aborted one's translated groups are suspended.
  * <p>
- * A transaction the processor aborted while still open is not told to any listener: it is
- * recognised by its state ({@link TransactionState#ABORTED}) when it reaches the head. The rest of
- * the mirror sees only this class's methods, so that the ordering inside can change alone (for
- * example to outcomes the processor tells once each, in begin order).
+ * Outcomes arrive once each and in begin order, transactions aborted while still open included:
+ * the processor's {@link dev.tandem.transaction.PipelinedOutcomes ordered-outcome ledger} hands
+ * them so; the idle translation transaction is begun and ended only when nothing else is in
+ * flight. So the mappings grow in offset order and never point at aborted copies, without any
+ * ordering kept here.
  * <p>
  * Thread-safe: every method holds this object's lock. {@link #begin}, {@link #copied},
  * {@link #translated}, {@link #idle} and {@link #inFlightFloors} are called on the polling thread;
  * {@link #committed} and {@link #aborted} on the pipeline's committing thread, or on the polling
- * thread for the idle translation transaction. Applying an outcome calls the three classes above
- * under this lock (lock order: this, then {@link OffsetMappings}, then {@link MirrorProgress}).
+ * thread (an aborted open transaction, the idle translation transaction). Applying an outcome
+ * calls the three classes above under this lock (lock order: this, then {@link OffsetMappings},
+ * then {@link MirrorProgress}).
  */
 final class MirrorTransactions {
 
@@ -68,29 +66,30 @@ final class MirrorTransactions {
 	}
 
 	private Pending pending(CrossClusterTransaction txn) {
-		return this.pending.computeIfAbsent(txn.transactionId(), (id) -> new Pending(txn));
+		return this.pending.computeIfAbsent(txn.transactionId(), (id) -> new Pending());
 	}
 
 	/**
-	 * A transaction committed: it is applied once every older one is resolved.
+	 * A transaction committed: its copies, translations and offsets are applied.
 	 * @param next the source offsets after its records (empty for a translation-only one)
 	 */
 	synchronized void committed(String transactionId, Map<TopicPartition, OffsetAndMetadata> next) {
-		Pending transaction = this.pending.get(transactionId);
+		Pending transaction = this.pending.remove(transactionId);
 		if (transaction != null) {
-			transaction.committed = true;
-			transaction.next = next;
+			this.mappings.learn(transaction.copies);
+			long now = System.currentTimeMillis();
+			this.translated.committed(transaction.translations, now);
+			this.progress.committed(next, transaction.copies.size(), now);
 		}
-		promote();
 	}
 
 	/** A transaction aborted: nothing it wrote exists; groups it translated wait for the next read. */
 	synchronized void aborted(String transactionId) {
 		Pending transaction = this.pending.remove(transactionId);
 		if (transaction != null) {
-			discard(transaction);
+			this.progress.aborted();
+			this.translated.aborted(transaction.translations);
 		}
-		promote();
 	}
 
 	/**
@@ -98,7 +97,6 @@ final class MirrorTransactions {
 	 * one then sees only committed mappings and cannot race a pipelined one.
 	 */
 	synchronized boolean idle() {
-		promote();
 		return this.pending.isEmpty();
 	}
 
@@ -117,56 +115,11 @@ final class MirrorTransactions {
 		return floors;
 	}
 
-	/**
-	 * Applies committed transactions from the oldest on, and drops aborted ones (also those the
-	 * processor aborted while still open, of which no listener is told); stops at the first one
-	 * still undecided.
-	 */
-	private void promote() {
-		Iterator<Pending> oldest = this.pending.values().iterator();
-		while (oldest.hasNext()) {
-			Pending transaction = oldest.next();
-			if (transaction.committed) {
-				oldest.remove();
-				apply(transaction);
-			}
-			else if (transaction.txn.state() == TransactionState.ABORTED) {
-				oldest.remove();
-				discard(transaction);
-			}
-			else {
-				return;
-			}
-		}
-	}
-
-	private void discard(Pending transaction) {
-		this.progress.aborted();
-		this.translated.aborted(transaction.translations);
-	}
-
-	private void apply(Pending transaction) {
-		this.mappings.learn(transaction.copies);
-		long now = System.currentTimeMillis();
-		this.translated.committed(transaction.translations, now);
-		this.progress.committed(transaction.next, transaction.copies.size(), now);
-	}
-
 	private static final class Pending {
-
-		final CrossClusterTransaction txn;
 
 		final List<Copy> copies = new ArrayList<>();
 
 		final List<Translation> translations = new ArrayList<>();
-
-		boolean committed;
-
-		Map<TopicPartition, OffsetAndMetadata> next = Map.of();
-
-		Pending(CrossClusterTransaction txn) {
-			this.txn = txn;
-		}
 
 	}
 

@@ -1,0 +1,199 @@
+package dev.tandem.transaction;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Builds a {@link CrossClusterProcessor} ({@link CrossClusterProcessor#builder}). Not thread-safe.
+ * @param <K> key type
+ * @param <V> value type
+ * @since 0.2.0
+ */
+public final class CrossClusterProcessorBuilder<K, V> {
+
+	final CrossClusterTransactionManager manager;
+
+	final Consumer<K, V> consumer;
+
+	@Nullable Collection<String> topics;
+
+	@Nullable Pattern pattern;
+
+	@Nullable Collection<TopicPartition> assignment;
+
+	@Nullable ConsumerRebalanceListener rebalanceListener;
+
+	int depth = CrossClusterProcessor.DEFAULT_DEPTH;
+
+	int maxRecords = CrossClusterProcessor.DEFAULT_MAX_RECORDS;
+
+	Duration maxInterval = CrossClusterProcessor.DEFAULT_MAX_INTERVAL;
+
+	boolean closeWhenIdle;
+
+	CrossClusterProcessor.@Nullable BatchHandler<K, V> handler;
+
+	CrossClusterProcessor.CommitHook beforeCommit = (transaction, next) -> {
+	};
+
+	CrossClusterProcessor.ProcessorListener listener = new CrossClusterProcessor.ProcessorListener() {
+	};
+
+	CrossClusterProcessorBuilder(CrossClusterTransactionManager manager, Consumer<K, V> consumer) {
+		this.manager = Objects.requireNonNull(manager, "manager");
+		this.consumer = Objects.requireNonNull(consumer, "consumer");
+	}
+
+	/**
+	 * Subscribes the consumer to topics (with the processor's rebalance listener).
+	 * @param topics topic names
+	 * @return this builder
+	 */
+	public CrossClusterProcessorBuilder<K, V> subscribe(Collection<String> topics) {
+		this.topics = List.copyOf(topics);
+		return this;
+	}
+
+	/**
+	 * Subscribes the consumer to the topics a pattern matches, now and later.
+	 * @param pattern the topic pattern
+	 * @return this builder
+	 */
+	public CrossClusterProcessorBuilder<K, V> subscribe(Pattern pattern) {
+		this.pattern = pattern;
+		return this;
+	}
+
+	/**
+	 * Assigns partitions to the consumer (no group rebalancing).
+	 * @param partitions the partitions
+	 * @return this builder
+	 */
+	public CrossClusterProcessorBuilder<K, V> assign(Collection<TopicPartition> partitions) {
+		this.assignment = List.copyOf(partitions);
+		return this;
+	}
+
+	/**
+	 * Adds a rebalance listener, called after the processor's own (which commits and drains
+	 * before partitions are revoked).
+	 * @param listener the listener
+	 * @return this builder
+	 */
+	public CrossClusterProcessorBuilder<K, V> rebalanceListener(ConsumerRebalanceListener listener) {
+		this.rebalanceListener = listener;
+		return this;
+	}
+
+	/**
+	 * Sets how many transactions may be open or committing at once.
+	 * @param depth 1 (no overlap) to the manager's slot count, default {@value CrossClusterProcessor#DEFAULT_DEPTH}
+	 * @return this builder
+	 */
+	public CrossClusterProcessorBuilder<K, V> depth(int depth) {
+		if (depth < 1) {
+			throw new IllegalArgumentException("depth must be 1 or more");
+		}
+		this.depth = depth;
+		return this;
+	}
+
+	/**
+	 * Sets how many records close a transaction (it may exceed it by the rest of one poll).
+	 * @param maxRecords 1 or more, default {@value CrossClusterProcessor#DEFAULT_MAX_RECORDS}
+	 * @return this builder
+	 */
+	public CrossClusterProcessorBuilder<K, V> maxRecords(int maxRecords) {
+		if (maxRecords < 1) {
+			throw new IllegalArgumentException("maxRecords must be 1 or more");
+		}
+		this.maxRecords = maxRecords;
+		return this;
+	}
+
+	/**
+	 * Sets the age that closes a transaction: its records wait at most this long (plus one
+	 * commit) before they become visible.
+	 * @param maxInterval positive, at most a day, and below the manager's
+	 *     {@link CrossClusterTransactionManager#transactionTimeout() transaction timeout}
+	 *     (checked by {@link #build()}); default 100 ms
+	 * @return this builder
+	 * @throws IllegalArgumentException if it is not positive or longer than a day
+	 * @throws NullPointerException if it is null
+	 */
+	public CrossClusterProcessorBuilder<K, V> maxInterval(Duration maxInterval) {
+		Objects.requireNonNull(maxInterval, "maxInterval");
+		if (maxInterval.isNegative() || maxInterval.isZero() || maxInterval.compareTo(Duration.ofDays(1)) > 0) {
+			throw new IllegalArgumentException("maxInterval must be positive and at most a day, not " + maxInterval);
+		}
+		this.maxInterval = maxInterval;
+		return this;
+	}
+
+	/**
+	 * Sets whether a transaction also closes as soon as it holds records and no earlier
+	 * transaction of this processor is still preparing or committing (group commit: while
+	 * one transaction commits the next one gathers what arrives, so transactions grow with
+	 * the load up to {@code maxRecords} and a quiet source's records do not wait for
+	 * {@code maxInterval}). Off: transactions close only at {@code maxRecords} or
+	 * {@code maxInterval}, fewer and larger under a light load. Off by default: on the
+	 * two-core machine of {@code docs/benchmarks.md} the extra transactions cost more CPU than
+	 * the shorter wait saved.
+	 * @param closeWhenIdle default false
+	 * @return this builder
+	 */
+	public CrossClusterProcessorBuilder<K, V> closeWhenIdle(boolean closeWhenIdle) {
+		this.closeWhenIdle = closeWhenIdle;
+		return this;
+	}
+
+	/**
+	 * Sets the handler (required).
+	 * @param handler the handler
+	 * @return this builder
+	 */
+	public CrossClusterProcessorBuilder<K, V> handler(CrossClusterProcessor.BatchHandler<K, V> handler) {
+		this.handler = handler;
+		return this;
+	}
+
+	/**
+	 * Sets a hook run once per transaction before its offsets are added.
+	 * @param hook the hook
+	 * @return this builder
+	 */
+	public CrossClusterProcessorBuilder<K, V> beforeCommit(CrossClusterProcessor.CommitHook hook) {
+		this.beforeCommit = Objects.requireNonNull(hook);
+		return this;
+	}
+
+	/**
+	 * Sets the listener of outcomes.
+	 * @param listener the listener
+	 * @return this builder
+	 */
+	public CrossClusterProcessorBuilder<K, V> listener(CrossClusterProcessor.ProcessorListener listener) {
+		this.listener = Objects.requireNonNull(listener);
+		return this;
+	}
+
+	/**
+	 * Builds the processor and subscribes (or assigns) its consumer.
+	 * @return the processor
+	 * @throws IllegalArgumentException if nothing to consume is set, the depth exceeds the
+	 *     manager's slots, or {@code maxInterval} is not below the manager's transaction timeout
+	 * @throws NullPointerException if no handler is set
+	 */
+	public CrossClusterProcessor<K, V> build() {
+		return new CrossClusterProcessor<>(this);
+	}
+
+}
