@@ -105,10 +105,10 @@ final class GroupTranslator {
 		}
 		catch (RuntimeException ex) {
 			txn.close();
-			this.transactions.aborted(txn.transactionId());
+			this.transactions.onAborted(txn.transactionId(), ex);
 			throw ex;
 		}
-		this.transactions.committed(txn.transactionId(), Map.of());
+		this.transactions.onCommitted(txn.transactionId(), 0, Map.of());
 		return true;
 	}
 

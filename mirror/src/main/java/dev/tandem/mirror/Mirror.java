@@ -11,7 +11,6 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -187,7 +186,7 @@ public final class Mirror implements AutoCloseable {
 			.maxInterval(this.settings.maxInterval())
 			.handler(this.copier::copy)
 			.beforeCommit((txn, next) -> this.translator.beforeCommit(txn))
-			.listener(new Outcomes())
+			.listener(this.transactions)
 			.build();
 		FailureBackOff backOff = new FailureBackOff();
 		long nextTopicRefresh = System.nanoTime() + this.settings.topicRefreshInterval().toNanos();
@@ -332,22 +331,6 @@ public final class Mirror implements AutoCloseable {
 			Mirror.this.assignment.revoke(partitions);
 			Mirror.this.progress.revoked(partitions);
 			Mirror.this.mappings.revoked(partitions);
-		}
-
-	}
-
-	private final class Outcomes implements CrossClusterProcessor.ProcessorListener {
-
-		@Override
-		public void onCommitted(String transactionId, int records, Map<TopicPartition, OffsetAndMetadata> next) {
-			logger.debug("Mirror {}: transaction {} committed {} source record(s), next source offsets {}", describe(),
-					transactionId, records, next);
-			Mirror.this.transactions.committed(transactionId, next);
-		}
-
-		@Override
-		public void onAborted(String transactionId, Throwable cause) {
-			Mirror.this.transactions.aborted(transactionId);
 		}
 
 	}

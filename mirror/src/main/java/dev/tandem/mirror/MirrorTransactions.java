@@ -8,10 +8,13 @@ import java.util.Map;
 
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import dev.tandem.mirror.OffsetMappings.Copy;
 import dev.tandem.mirror.TranslatedOffsets.Key;
 import dev.tandem.mirror.TranslatedOffsets.Translation;
+import dev.tandem.transaction.CrossClusterProcessor;
 import dev.tandem.transaction.CrossClusterTransaction;
 
 /**
@@ -28,12 +31,14 @@ import dev.tandem.transaction.CrossClusterTransaction;
  * <p>
  * Thread-safe: every method holds this object's lock. {@link #begin}, {@link #copied},
  * {@link #translated}, {@link #idle} and {@link #inFlightFloors} are called on the polling thread;
- * {@link #committed} and {@link #aborted} on the pipeline's committing thread, or on the polling
+ * {@link #onCommitted} and {@link #onAborted} on the pipeline's committing thread, or on the polling
  * thread (an aborted open transaction, the idle translation transaction). Applying an outcome
  * calls the three classes above under this lock (lock order: this, then {@link OffsetMappings},
  * then {@link MirrorProgress}).
  */
-final class MirrorTransactions {
+final class MirrorTransactions implements CrossClusterProcessor.ProcessorListener {
+
+	private static final Logger logger = LoggerFactory.getLogger(MirrorTransactions.class);
 
 	private final OffsetMappings mappings;
 
@@ -71,9 +76,13 @@ final class MirrorTransactions {
 
 	/**
 	 * A transaction committed: its copies, translations and offsets are applied.
+	 * @param records how many source records it carried
 	 * @param next the source offsets after its records (empty for a translation-only one)
 	 */
-	synchronized void committed(String transactionId, Map<TopicPartition, OffsetAndMetadata> next) {
+	@Override
+	public synchronized void onCommitted(String transactionId, int records, Map<TopicPartition, OffsetAndMetadata> next) {
+		logger.debug("Mirror transaction {} committed {} source record(s), next source offsets {}", transactionId,
+				records, next);
 		Pending transaction = this.pending.remove(transactionId);
 		if (transaction != null) {
 			this.mappings.learn(transaction.copies);
@@ -84,7 +93,8 @@ final class MirrorTransactions {
 	}
 
 	/** A transaction aborted: nothing it wrote exists; groups it translated wait for the next read. */
-	synchronized void aborted(String transactionId) {
+	@Override
+	public synchronized void onAborted(String transactionId, Throwable cause) {
 		Pending transaction = this.pending.remove(transactionId);
 		if (transaction != null) {
 			this.progress.aborted();
