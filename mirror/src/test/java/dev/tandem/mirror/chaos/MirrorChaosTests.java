@@ -429,7 +429,7 @@ class MirrorChaosTests {
 					mark("mirror a: to graceful stop");
 				}
 				Process second = startMirror("b", null);
-				awaitCaughtUp(second);
+				awaitCaughtUp(second, log("b"));
 				mark("mirror b: start to caught up");
 				second.destroy();
 				if (!second.waitFor(2, TimeUnit.MINUTES)) {
@@ -635,13 +635,18 @@ class MirrorChaosTests {
 		}
 
 		/**
-		 * Until the mirror's committed source offsets reach the source's end offsets and both
-		 * groups' translated offsets on the target are there and unchanged for a second.
+		 * Until the mirror has started (its log says so: one that fails to start is not caught
+		 * up, even when what an earlier mirror did already looks complete), its committed source
+		 * offsets reach the source's end offsets, and both groups' translated offsets on the
+		 * target are there and unchanged for a second.
 		 */
-		private void awaitCaughtUp(Process mirror) {
+		private void awaitCaughtUp(Process mirror, Path log) {
 			AtomicReference<Map<String, Map<Integer, Long>>> previous = new AtomicReference<>();
 			await().atMost(TIMEOUT).pollInterval(Duration.ofSeconds(1)).ignoreExceptionsMatching(TRANSIENT).until(() -> {
 				progress(mirror);
+				if (!Files.exists(log) || !Files.readString(log).contains("Started ChaosMirrorMain")) {
+					return false;
+				}
 				if (!mirroredToTheEnd()) {
 					return false;
 				}
