@@ -121,9 +121,8 @@ class DeadLetterTopicsTests {
 
 	private ConfigurableApplicationContext start(String instanceId, String topic, String... more) {
 		return new SpringApplicationBuilder(DeadLetterApp.class).web(WebApplicationType.NONE)
-			.properties("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
-					"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers(),
-					"tandem.transaction.id-prefix=dead-letter-topics-tests", "tandem.transaction.instance-id=" + instanceId,
+			.properties(kafka.clusters().tandemProperties())
+			.properties("tandem.transaction.id-prefix=dead-letter-topics-tests", "tandem.transaction.instance-id=" + instanceId,
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"),
 					"tandem.listener.failed-record=dead-letter", "tandem.listener.attempts=1",
 					"tandem.listener.back-off=0", "listener.topic=" + topic,

@@ -118,9 +118,8 @@ class FailedRecordTests {
 
 	private ConfigurableApplicationContext start(Class<?> app, String action, String instanceId) {
 		return new SpringApplicationBuilder(app).web(WebApplicationType.NONE)
-			.properties("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
-					"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers(),
-					"tandem.clusters.east.consumer.max.poll.records=50",
+			.properties(kafka.clusters().tandemProperties())
+			.properties("tandem.clusters.east.consumer.max.poll.records=50",
 					"tandem.transaction.id-prefix=failed-record-tests", "tandem.transaction.instance-id=" + instanceId,
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"),
 					"tandem.listener.failed-record=" + action, "tandem.listener.attempts=2",

@@ -165,9 +165,8 @@ class ListenerHealthTests {
 
 	private ConfigurableApplicationContext start(Class<?> app, String instanceId, String stallThreshold) {
 		return new SpringApplicationBuilder(app).web(WebApplicationType.NONE)
-			.properties("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
-					"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers(),
-					"tandem.transaction.id-prefix=listener-health-tests", "tandem.transaction.instance-id=" + instanceId,
+			.properties(kafka.clusters().tandemProperties())
+			.properties("tandem.transaction.id-prefix=listener-health-tests", "tandem.transaction.instance-id=" + instanceId,
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"),
 					"tandem.listener.failed-record=stop", "tandem.listener.attempts=1", "tandem.listener.back-off=0",
 					"tandem.listener.stall-threshold=" + stallThreshold,

@@ -73,9 +73,8 @@ class PipelinedListenerTests {
 		Copier.overlapped.set(0);
 		Aborts.count.set(0);
 		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
-			.properties("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
-					"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers(),
-					"tandem.clusters.east.consumer.max.poll.records=40", "tandem.transaction.id-prefix=pipelined-tests",
+			.properties(kafka.clusters().tandemProperties())
+			.properties("tandem.clusters.east.consumer.max.poll.records=40", "tandem.transaction.id-prefix=pipelined-tests",
 					"tandem.transaction.instance-id=pipelined-0",
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"), "tandem.listener.back-off=0",
 					"spring.kafka.listener.observation-enabled=false")

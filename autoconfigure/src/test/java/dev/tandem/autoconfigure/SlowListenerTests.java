@@ -71,9 +71,8 @@ class SlowListenerTests {
 		}
 		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class)
 			.web(WebApplicationType.NONE)
-			.properties("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
-					"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers(),
-					"tandem.clusters.east.consumer.max.poll.interval.ms=6000", "tandem.transaction.id-prefix=slow",
+			.properties(kafka.clusters().tandemProperties())
+			.properties("tandem.clusters.east.consumer.max.poll.interval.ms=6000", "tandem.transaction.id-prefix=slow",
 					"tandem.transaction.instance-id=slow-0",
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"), "tandem.listener.back-off=0")
 			.run()) {

@@ -108,9 +108,8 @@ class TransactionObservationTests {
 		this.context = new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
 			.initializers((applicationContext) -> applicationContext.getBeanFactory()
 				.registerSingleton("observationRegistry", this.registry))
-			.properties("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
-					"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers(),
-					"tandem.transaction.id-prefix=observation-tests", "tandem.transaction.instance-id=app-0",
+			.properties(kafka.clusters().tandemProperties())
+			.properties("tandem.transaction.id-prefix=observation-tests", "tandem.transaction.instance-id=app-0",
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"),
 					"spring.kafka.listener.observation-enabled=true")
 			.properties(properties)

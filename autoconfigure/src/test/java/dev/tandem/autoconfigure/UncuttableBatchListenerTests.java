@@ -74,9 +74,8 @@ class UncuttableBatchListenerTests {
 		}
 		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class)
 			.web(WebApplicationType.NONE)
-			.properties("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
-					"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers(),
-					"tandem.clusters.east.consumer.max.poll.interval.ms=12000", "tandem.transaction.id-prefix=uncut",
+			.properties(kafka.clusters().tandemProperties())
+			.properties("tandem.clusters.east.consumer.max.poll.interval.ms=12000", "tandem.transaction.id-prefix=uncut",
 					"tandem.transaction.instance-id=uncut-0",
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"))
 			.run()) {
