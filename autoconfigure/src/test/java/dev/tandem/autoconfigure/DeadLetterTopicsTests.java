@@ -17,9 +17,9 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.WebApplicationType;
@@ -35,7 +35,8 @@ import org.springframework.kafka.annotation.KafkaListener;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationFailureAnalyzer;
 import dev.tandem.autoconfigure.transaction.ClusterTransactionalTemplate;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransactional;
 
@@ -52,7 +53,8 @@ import static org.awaitility.Awaitility.await;
  */
 class DeadLetterTopicsTests {
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
 	static final List<Long> poisonCalls = new CopyOnWriteArrayList<>();
 
@@ -60,15 +62,9 @@ class DeadLetterTopicsTests {
 	Path dataDir;
 
 	@BeforeAll
-	static void startClusters() {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 1).cluster("west", 1).build().start();
+	static void createTopics() {
 		kafka.cluster("east").createTopic("payments", 3, (short) 1);
 		kafka.cluster("west").createTopic("payments-out", 3, (short) 1);
-	}
-
-	@AfterAll
-	static void stopClusters() {
-		kafka.close();
 	}
 
 	@Test
@@ -125,9 +121,8 @@ class DeadLetterTopicsTests {
 
 	private ConfigurableApplicationContext start(String instanceId, String topic, String... more) {
 		return new SpringApplicationBuilder(DeadLetterApp.class).web(WebApplicationType.NONE)
-			.properties("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
-					"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers(),
-					"tandem.transaction.id-prefix=dead-letter-topics-tests", "tandem.transaction.instance-id=" + instanceId,
+			.properties(kafka.clusters().tandemProperties())
+			.properties("tandem.transaction.id-prefix=dead-letter-topics-tests", "tandem.transaction.instance-id=" + instanceId,
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"),
 					"tandem.listener.failed-record=dead-letter", "tandem.listener.attempts=1",
 					"tandem.listener.back-off=0", "listener.topic=" + topic,

@@ -1,26 +1,17 @@
 package dev.tandem.autoconfigure;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 
 /**
  * The exactly-once listener test on two embedded 3-broker KRaft clusters (no Docker needed).
  */
 class ExactlyOnceListenerTests extends AbstractExactlyOnceListenerTests {
 
-	private static EmbeddedKafkaClusters kafka;
-
-	@BeforeAll
-	static void startClusters() {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 3).cluster("west", 3).build().start();
-	}
-
-	@AfterAll
-	static void stopClusters() {
-		kafka.close();
-	}
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST3_WEST3);
 
 	@Override
 	String bootstrapServers(String cluster) {

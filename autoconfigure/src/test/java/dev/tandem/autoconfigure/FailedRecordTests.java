@@ -16,9 +16,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.WebApplicationType;
@@ -34,7 +33,8 @@ import org.springframework.kafka.listener.BatchListenerFailedException;
 
 import dev.tandem.autoconfigure.transaction.ClusterTransactionalTemplate;
 import dev.tandem.autoconfigure.transaction.DeadLetterPublisher;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransactional;
 
@@ -55,20 +55,11 @@ class FailedRecordTests {
 
 	static final Set<Integer> POISON = Set.of(3, 61, 62, 150, 299, 400, 499);
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
 	@TempDir
 	Path dataDir;
-
-	@BeforeAll
-	static void startClusters() {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 1).cluster("west", 1).build().start();
-	}
-
-	@AfterAll
-	static void stopClusters() {
-		kafka.close();
-	}
 
 	@Test
 	void batchesWithPoisonRecordsCommitTheGoodOnesOnceAndDeadLetterThePoisonOnesWithTheirOffsets() throws Exception {
@@ -127,9 +118,8 @@ class FailedRecordTests {
 
 	private ConfigurableApplicationContext start(Class<?> app, String action, String instanceId) {
 		return new SpringApplicationBuilder(app).web(WebApplicationType.NONE)
-			.properties("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
-					"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers(),
-					"tandem.clusters.east.consumer.max.poll.records=50",
+			.properties(kafka.clusters().tandemProperties())
+			.properties("tandem.clusters.east.consumer.max.poll.records=50",
 					"tandem.transaction.id-prefix=failed-record-tests", "tandem.transaction.instance-id=" + instanceId,
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"),
 					"tandem.listener.failed-record=" + action, "tandem.listener.attempts=2",

@@ -17,13 +17,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.tandem.actuate.HangingTransactionsGauge;
 import dev.tandem.actuate.KafkaTransactionsEndpoint;
 import dev.tandem.coordinator.EmbeddedCoordinator;
 import dev.tandem.coordinator.client.RatisDecisionLog;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransaction;
 import dev.tandem.transaction.CrossClusterTransactionManager;
@@ -62,7 +64,8 @@ class InstanceTakeoverTests {
 	/** What a downstream read_committed reader may wait: the lease, a renewal, the takeover itself. */
 	private static final Duration RESUMES_WITHIN = LEASE.plus(Duration.ofSeconds(20));
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST3_WEST3);
 
 	@TempDir
 	static Path coordinatorDir;
@@ -77,7 +80,6 @@ class InstanceTakeoverTests {
 
 	@BeforeAll
 	static void start() throws Exception {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 3).cluster("west", 3).build().start();
 		coordinator = EmbeddedCoordinator.start(coordinatorDir);
 	}
 
@@ -85,9 +87,6 @@ class InstanceTakeoverTests {
 	static void stop() {
 		if (coordinator != null) {
 			coordinator.close();
-		}
-		if (kafka != null) {
-			kafka.close();
 		}
 	}
 

@@ -12,9 +12,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -30,7 +30,8 @@ import dev.tandem.failover.BrokerReachability;
 import dev.tandem.failover.ClientType;
 import dev.tandem.failover.ClusterLeadersDescriptor;
 import dev.tandem.failover.PartitionLeaderDescriptor;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.transaction.CrossClusterTransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -43,21 +44,16 @@ import static org.awaitility.Awaitility.await;
  */
 class KafkaLeadersEndpointTests {
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST3);
 
 	@TempDir
 	Path dataDir;
 
 	@BeforeAll
-	static void start() {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 3).build().start();
+	static void createTopics() {
 		kafka.cluster("east").createTopic("leaders", 1, (short) 3);
 		kafka.cluster("east").createTopic("steady", 1, (short) 3);
-	}
-
-	@AfterAll
-	static void stop() {
-		kafka.close();
 	}
 
 	@Test

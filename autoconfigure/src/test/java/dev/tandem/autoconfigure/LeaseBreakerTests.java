@@ -22,19 +22,21 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import dev.tandem.coordinator.EmbeddedCoordinator;
 import dev.tandem.coordinator.client.RatisDecisionLog;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransaction;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
 import dev.tandem.transaction.DecisionLog;
 import dev.tandem.transaction.DecisionLogException;
-import dev.tandem.transaction.ForwardingDecisionLog;
 import dev.tandem.transaction.DecisionState;
+import dev.tandem.transaction.ForwardingDecisionLog;
 import dev.tandem.transaction.InstanceLease;
 import dev.tandem.transaction.ProtocolHook;
 import dev.tandem.transaction.ProtocolStep;
@@ -57,7 +59,8 @@ class LeaseBreakerTests {
 
 	private static final Duration LEASE = Duration.ofMillis(1500);
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST3_WEST3);
 
 	@TempDir
 	static Path coordinatorDir;
@@ -72,7 +75,6 @@ class LeaseBreakerTests {
 
 	@BeforeAll
 	static void start() throws Exception {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 3).cluster("west", 3).build().start();
 		coordinator = EmbeddedCoordinator.start(coordinatorDir);
 		try (ServerSocket socket = new ServerSocket(0)) {
 			deadBootstrap = "localhost:" + socket.getLocalPort();
@@ -83,9 +85,6 @@ class LeaseBreakerTests {
 	static void stop() {
 		if (coordinator != null) {
 			coordinator.close();
-		}
-		if (kafka != null) {
-			kafka.close();
 		}
 	}
 

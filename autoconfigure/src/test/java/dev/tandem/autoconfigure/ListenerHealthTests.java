@@ -15,10 +15,9 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.WebApplicationType;
@@ -43,7 +42,8 @@ import dev.tandem.autoconfigure.kafka.ListenerContainerStatus;
 import dev.tandem.autoconfigure.kafka.ListenerContainerStatus.FailedRecord;
 import dev.tandem.autoconfigure.kafka.ListenerContainerStatus.State;
 import dev.tandem.autoconfigure.transaction.ClusterTransactionalTemplate;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransactional;
 
@@ -61,7 +61,8 @@ import static org.awaitility.Awaitility.await;
 @ExtendWith(OutputCaptureExtension.class)
 class ListenerHealthTests {
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
 	static final AtomicBoolean poisonFails = new AtomicBoolean(true);
 
@@ -69,16 +70,6 @@ class ListenerHealthTests {
 
 	@TempDir
 	Path dataDir;
-
-	@BeforeAll
-	static void startClusters() {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 1).cluster("west", 1).build().start();
-	}
-
-	@AfterAll
-	static void stopClusters() {
-		kafka.close();
-	}
 
 	@Test
 	void failedRecordTurnsHealthDownNamingTheRecordUntilTheContainerStartsAgain(CapturedOutput output) {
@@ -174,9 +165,8 @@ class ListenerHealthTests {
 
 	private ConfigurableApplicationContext start(Class<?> app, String instanceId, String stallThreshold) {
 		return new SpringApplicationBuilder(app).web(WebApplicationType.NONE)
-			.properties("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
-					"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers(),
-					"tandem.transaction.id-prefix=listener-health-tests", "tandem.transaction.instance-id=" + instanceId,
+			.properties(kafka.clusters().tandemProperties())
+			.properties("tandem.transaction.id-prefix=listener-health-tests", "tandem.transaction.instance-id=" + instanceId,
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"),
 					"tandem.listener.failed-record=stop", "tandem.listener.attempts=1", "tandem.listener.back-off=0",
 					"tandem.listener.stall-threshold=" + stallThreshold,

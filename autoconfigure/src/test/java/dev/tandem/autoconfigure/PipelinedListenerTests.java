@@ -15,9 +15,8 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.WebApplicationType;
@@ -31,7 +30,8 @@ import org.springframework.kafka.annotation.EnableKafka;
 import org.springframework.kafka.annotation.KafkaListener;
 
 import dev.tandem.autoconfigure.transaction.ClusterTransactionalTemplate;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactional;
@@ -50,20 +50,11 @@ class PipelinedListenerTests {
 
 	static final int RECORDS = 2000;
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
 	@TempDir
 	Path dataDir;
-
-	@BeforeAll
-	static void startClusters() {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 1).cluster("west", 1).build().start();
-	}
-
-	@AfterAll
-	static void stopClusters() {
-		kafka.close();
-	}
 
 	@Test
 	void pipelinedDeliveriesCopyEveryRecordOnceThroughAFailedCommit() throws Exception {
@@ -82,9 +73,8 @@ class PipelinedListenerTests {
 		Copier.overlapped.set(0);
 		Aborts.count.set(0);
 		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
-			.properties("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
-					"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers(),
-					"tandem.clusters.east.consumer.max.poll.records=40", "tandem.transaction.id-prefix=pipelined-tests",
+			.properties(kafka.clusters().tandemProperties())
+			.properties("tandem.clusters.east.consumer.max.poll.records=40", "tandem.transaction.id-prefix=pipelined-tests",
 					"tandem.transaction.instance-id=pipelined-0",
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"), "tandem.listener.back-off=0",
 					"spring.kafka.listener.observation-enabled=false")

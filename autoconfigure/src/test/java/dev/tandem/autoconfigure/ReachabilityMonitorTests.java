@@ -10,9 +10,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.errors.WakeupException;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.contributor.CompositeHealthContributor;
@@ -34,6 +34,7 @@ import dev.tandem.failover.LeaderCache;
 import dev.tandem.failover.LeaderCacheRegistry;
 import dev.tandem.test.EmbeddedKafkaCluster;
 import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -47,20 +48,16 @@ import static org.awaitility.Awaitility.await;
  */
 class ReachabilityMonitorTests {
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(
+			EmbeddedKafkaClusters.builder().cluster("lone", 1));
 
 	@TempDir
 	Path dataDir;
 
 	@BeforeAll
-	static void start() {
-		kafka = EmbeddedKafkaClusters.builder().cluster("lone", 1).build().start();
+	static void createTopic() {
 		kafka.cluster("lone").createTopic("idle", 1, (short) 1);
-	}
-
-	@AfterAll
-	static void stop() {
-		kafka.close();
 	}
 
 	@Test

@@ -14,7 +14,6 @@ import java.util.Map;
 import java.util.function.UnaryOperator;
 
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
@@ -24,6 +23,7 @@ import dev.tandem.test.TestCertificates;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.core.NestedExceptionUtils;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.contributor.Health;
@@ -40,7 +40,8 @@ import dev.tandem.coordinator.client.CoordinatorGroup;
 import dev.tandem.coordinator.client.RatisDecisionLog;
 import dev.tandem.coordinator.server.CoordinatorServer;
 import dev.tandem.coordinator.server.CoordinatorServerBuilder;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransactionTemplate;
 import dev.tandem.transaction.DecisionLog;
@@ -58,7 +59,8 @@ class RemoteCoordinatorTests {
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
 	@TempDir
 	Path dataDir;
@@ -66,17 +68,11 @@ class RemoteCoordinatorTests {
 	private final List<CoordinatorServer> peers = new ArrayList<>();
 
 	@BeforeAll
-	static void startClusters() {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 1).cluster("west", 1).build().start();
+	static void createTopics() {
 		kafka.cluster("east").createTopic("remote-east", 1, (short) 1);
 		kafka.cluster("west").createTopic("remote-west", 1, (short) 1);
 		kafka.cluster("east").createTopic("tls-east", 1, (short) 1);
 		kafka.cluster("west").createTopic("tls-west", 1, (short) 1);
-	}
-
-	@AfterAll
-	static void stopClusters() {
-		kafka.close();
 	}
 
 	@AfterEach

@@ -3,9 +3,8 @@ package dev.tandem.autoconfigure;
 import java.nio.file.Path;
 import java.util.List;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -16,6 +15,7 @@ import org.springframework.context.annotation.Configuration;
 import dev.tandem.autoconfigure.transaction.ClusterTransactionalTemplate;
 import dev.tandem.test.EmbeddedKafkaCluster;
 import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransactionTemplate;
 
@@ -28,20 +28,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class SharedSecurityTests {
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(
+			EmbeddedKafkaClusters.builder().saslPlainCluster("east", 1).saslPlainCluster("west", 1));
 
 	@TempDir
 	Path dataDir;
-
-	@BeforeAll
-	static void startClusters() {
-		kafka = EmbeddedKafkaClusters.builder().saslPlainCluster("east", 1).saslPlainCluster("west", 1).build().start();
-	}
-
-	@AfterAll
-	static void stopClusters() {
-		kafka.close();
-	}
 
 	@Test
 	void securityConfiguredOnceUnderSpringKafkaReachesBothClusters() {

@@ -11,9 +11,9 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.WebApplicationType;
@@ -26,7 +26,8 @@ import org.springframework.kafka.annotation.EnableKafka;
 import org.springframework.kafka.annotation.KafkaListener;
 
 import dev.tandem.autoconfigure.transaction.ClusterTransactionalTemplate;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransactional;
 
@@ -47,21 +48,16 @@ class SlowListenerTests {
 
 	static final String TOPIC = "slow-in";
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
 	@TempDir
 	Path dataDir;
 
 	@BeforeAll
-	static void startClusters() {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 1).cluster("west", 1).build().start();
+	static void createTopics() {
 		kafka.cluster("east").createTopic(TOPIC, 1, (short) 1);
 		kafka.cluster("west").createTopic(TOPIC + "-out", 1, (short) 1);
-	}
-
-	@AfterAll
-	static void stopClusters() {
-		kafka.close();
 	}
 
 	@Test
@@ -75,9 +71,8 @@ class SlowListenerTests {
 		}
 		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class)
 			.web(WebApplicationType.NONE)
-			.properties("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
-					"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers(),
-					"tandem.clusters.east.consumer.max.poll.interval.ms=6000", "tandem.transaction.id-prefix=slow",
+			.properties(kafka.clusters().tandemProperties())
+			.properties("tandem.clusters.east.consumer.max.poll.interval.ms=6000", "tandem.transaction.id-prefix=slow",
 					"tandem.transaction.instance-id=slow-0",
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"), "tandem.listener.back-off=0")
 			.run()) {

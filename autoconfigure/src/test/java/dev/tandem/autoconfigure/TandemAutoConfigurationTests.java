@@ -5,9 +5,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -28,7 +27,8 @@ import dev.tandem.autoconfigure.diagnostics.TandemConfigurationFailureAnalyzer;
 import dev.tandem.autoconfigure.kafka.TandemKafkaAutoConfiguration;
 import dev.tandem.autoconfigure.transaction.ClusterTransactionalTemplate;
 import dev.tandem.autoconfigure.transaction.TandemTransactionAutoConfiguration;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionTemplate;
 import dev.tandem.transaction.Decision;
@@ -45,20 +45,11 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
  */
 class TandemAutoConfigurationTests {
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
 	@TempDir
 	Path dataDir;
-
-	@BeforeAll
-	static void startClusters() {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 1).cluster("west", 1).build().start();
-	}
-
-	@AfterAll
-	static void stopClusters() {
-		kafka.close();
-	}
 
 	private ApplicationContextRunner runner() {
 		return new ApplicationContextRunner()

@@ -28,10 +28,10 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.WebApplicationType;
@@ -45,7 +45,8 @@ import org.springframework.kafka.annotation.KafkaListener;
 
 import dev.tandem.autoconfigure.transaction.ClusterTransactionalTemplate;
 import dev.tandem.autoconfigure.transaction.ObservationTransactionObserver;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransactional;
 
@@ -66,7 +67,8 @@ class TransactionObservationTests {
 	/** Spring Kafka's switch for per-record template observations, which Tandem's templates follow. */
 	static final String SEND_OBSERVATIONS = "spring.kafka.template.observation-enabled=true";
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
 	@TempDir
 	Path dataDir;
@@ -80,18 +82,12 @@ class TransactionObservationTests {
 	private final Queue<Observation.Context> stopped = new ConcurrentLinkedQueue<>();
 
 	@BeforeAll
-	static void startClusters() {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 1).cluster("west", 1).build().start();
+	static void createTopics() {
 		kafka.cluster("east").createTopic("traced-in", 1, (short) 1);
 		for (String cluster : List.of("east", "west")) {
 			kafka.cluster(cluster).createTopic("observed", 1, (short) 1);
 			kafka.cluster(cluster).createTopic("traced-out", 1, (short) 1);
 		}
-	}
-
-	@AfterAll
-	static void stopClusters() {
-		kafka.close();
 	}
 
 	void start(String... properties) {
@@ -112,9 +108,8 @@ class TransactionObservationTests {
 		this.context = new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
 			.initializers((applicationContext) -> applicationContext.getBeanFactory()
 				.registerSingleton("observationRegistry", this.registry))
-			.properties("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
-					"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers(),
-					"tandem.transaction.id-prefix=observation-tests", "tandem.transaction.instance-id=app-0",
+			.properties(kafka.clusters().tandemProperties())
+			.properties("tandem.transaction.id-prefix=observation-tests", "tandem.transaction.instance-id=app-0",
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"),
 					"spring.kafka.listener.observation-enabled=true")
 			.properties(properties)

@@ -9,9 +9,9 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.WebApplicationType;
@@ -27,7 +27,8 @@ import org.springframework.kafka.listener.adapter.RecordFilterStrategy;
 import org.springframework.messaging.Message;
 
 import dev.tandem.autoconfigure.transaction.ClusterTransactionalTemplate;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransactional;
 
@@ -47,23 +48,18 @@ class UncuttableBatchListenerTests {
 
 	static final int RECORDS = 10_000;
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
 	@TempDir
 	Path dataDir;
 
 	@BeforeAll
-	static void startClusters() {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 1).cluster("west", 1).build().start();
+	static void createTopics() {
 		for (String topic : List.of("message-in", "filtered-in")) {
 			kafka.cluster("east").createTopic(topic, 1, (short) 1);
 			kafka.cluster("west").createTopic(topic + "-out", 1, (short) 1);
 		}
-	}
-
-	@AfterAll
-	static void stopClusters() {
-		kafka.close();
 	}
 
 	@Test
@@ -78,9 +74,8 @@ class UncuttableBatchListenerTests {
 		}
 		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class)
 			.web(WebApplicationType.NONE)
-			.properties("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
-					"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers(),
-					"tandem.clusters.east.consumer.max.poll.interval.ms=12000", "tandem.transaction.id-prefix=uncut",
+			.properties(kafka.clusters().tandemProperties())
+			.properties("tandem.clusters.east.consumer.max.poll.interval.ms=12000", "tandem.transaction.id-prefix=uncut",
 					"tandem.transaction.instance-id=uncut-0",
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"))
 			.run()) {

@@ -15,12 +15,13 @@ import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TimeoutException;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.tandem.test.KafkaProcessCluster;
+import dev.tandem.test.KafkaProcessClustersExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -48,6 +49,10 @@ class BrokerProcessFailoverTests {
 	/** Moving every broker stops three processes and starts three new ones. */
 	private static final Duration REPLACEMENT_BOUND = Duration.ofMinutes(3);
 
+	@RegisterExtension
+	static final KafkaProcessClustersExtension kafka = new KafkaProcessClustersExtension(
+			KafkaProcessCluster.builder().name(CLUSTER));
+
 	private static KafkaProcessCluster cluster;
 
 	private final LeaderCacheRegistry registry = new LeaderCacheRegistry();
@@ -55,15 +60,8 @@ class BrokerProcessFailoverTests {
 	private final RecordingListener events = new RecordingListener();
 
 	@BeforeAll
-	static void startClusterWithBrokersInSeparateProcesses() {
-		cluster = KafkaProcessCluster.builder().name(CLUSTER).build().start();
-	}
-
-	@AfterAll
-	static void closeCluster() {
-		if (cluster != null) {
-			cluster.close();
-		}
+	static void findCluster() {
+		cluster = kafka.cluster(CLUSTER);
 	}
 
 	BrokerProcessFailoverTests() {

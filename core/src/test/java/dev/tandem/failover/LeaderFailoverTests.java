@@ -11,9 +11,9 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import dev.tandem.test.ClusterPreset;
 import dev.tandem.test.EmbeddedKafkaCluster;
 import dev.tandem.test.EnableEmbeddedKafkaClusters;
-import dev.tandem.test.EnableEmbeddedKafkaClusters.KafkaCluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -23,7 +23,7 @@ import static org.awaitility.Awaitility.await;
  * working across leader changes on a real 3-broker cluster (replication factor 3,
  * {@code min.insync.replicas=2}, {@code replica.fetch.backoff.ms=50}).
  */
-@EnableEmbeddedKafkaClusters(clusters = @KafkaCluster(name = "east", brokers = 3))
+@EnableEmbeddedKafkaClusters(preset = ClusterPreset.EAST3)
 class LeaderFailoverTests {
 
 	private static final String CLUSTER = "east";

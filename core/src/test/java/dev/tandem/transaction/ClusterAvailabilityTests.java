@@ -12,14 +12,15 @@ import java.util.Set;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -37,7 +38,8 @@ class ClusterAvailabilityTests {
 
 	private static final StringSerializer STRING = new StringSerializer();
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST3);
 
 	private static String deadBootstrap;
 
@@ -49,16 +51,8 @@ class ClusterAvailabilityTests {
 
 	@BeforeAll
 	static void start() throws IOException {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 3).build().start();
 		try (ServerSocket socket = new ServerSocket(0)) {
 			deadBootstrap = "localhost:" + socket.getLocalPort(); // closed again: connections are refused
-		}
-	}
-
-	@AfterAll
-	static void stop() {
-		if (kafka != null) {
-			kafka.close();
 		}
 	}
 

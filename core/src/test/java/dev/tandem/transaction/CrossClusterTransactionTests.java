@@ -20,13 +20,13 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,7 +40,8 @@ class CrossClusterTransactionTests {
 
 	private static final StringSerializer STRING = new StringSerializer();
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST3_WEST3);
 
 	private final InMemoryDecisionLog decisionLog = new InMemoryDecisionLog();
 
@@ -49,18 +50,6 @@ class CrossClusterTransactionTests {
 	private final List<CrossClusterTransactionManager> managers = new ArrayList<>();
 
 	private String topic = "";
-
-	@BeforeAll
-	static void startClusters() {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 3).cluster("west", 3).build().start();
-	}
-
-	@AfterAll
-	static void stopClusters() {
-		if (kafka != null) {
-			kafka.close();
-		}
-	}
 
 	@org.junit.jupiter.api.BeforeEach
 	void createTopics(TestInfo info) {

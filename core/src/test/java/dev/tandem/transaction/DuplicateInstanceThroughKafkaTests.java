@@ -9,14 +9,14 @@ import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -35,23 +35,12 @@ class DuplicateInstanceThroughKafkaTests {
 
 	private static final Duration LEASE = Duration.ofMillis(1500);
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST3);
 
 	private final List<CrossClusterTransactionManager> managers = new ArrayList<>();
 
 	private String topic = "";
-
-	@BeforeAll
-	static void start() {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 3).build().start();
-	}
-
-	@AfterAll
-	static void stop() {
-		if (kafka != null) {
-			kafka.close();
-		}
-	}
 
 	@BeforeEach
 	void createTopic(TestInfo info) {

@@ -19,14 +19,14 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome;
 
@@ -49,7 +49,11 @@ class ExactlyOnceCasesTests {
 	/** Short enough that a broker aborts an abandoned transaction within a test. */
 	private static final Duration SHORT_TRANSACTION_TIMEOUT = Duration.ofSeconds(6);
 
-	private static EmbeddedKafkaClusters kafka;
+	// The brokers look for timed-out transactions every 500 ms instead of every 10 s.
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST3_WEST3
+		.builder()
+		.brokerProperty("transaction.abort.timed.out.transaction.cleanup.interval.ms", "500"));
 
 	private final InMemoryDecisionLog decisionLog = new InMemoryDecisionLog();
 
@@ -64,24 +68,6 @@ class ExactlyOnceCasesTests {
 	private String group = "";
 
 	private String instance = "";
-
-	@BeforeAll
-	static void startClusters() {
-		// The brokers look for timed-out transactions every 500 ms instead of every 10 s.
-		kafka = EmbeddedKafkaClusters.builder()
-			.cluster("east", 3)
-			.cluster("west", 3)
-			.brokerProperty("transaction.abort.timed.out.transaction.cleanup.interval.ms", "500")
-			.build()
-			.start();
-	}
-
-	@AfterAll
-	static void stopClusters() {
-		if (kafka != null) {
-			kafka.close();
-		}
-	}
 
 	@BeforeEach
 	void createTopics(TestInfo info) {

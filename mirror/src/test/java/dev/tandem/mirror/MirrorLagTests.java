@@ -14,14 +14,16 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
 
 import dev.tandem.coordinator.EmbeddedCoordinator;
 import dev.tandem.mirror.app.MirrorHealthIndicator;
 import dev.tandem.mirror.app.MirrorProperties;
+import dev.tandem.test.ClusterPreset;
 import dev.tandem.test.EmbeddedKafkaCluster;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 
@@ -38,13 +40,13 @@ class MirrorLagTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(60);
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
 	private static EmbeddedCoordinator coordinator;
 
 	@BeforeAll
 	static void start() throws Exception {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 1).cluster("west", 1).build().start();
 		coordinator = EmbeddedCoordinator.start(Files.createTempDirectory("mirror-lag-tests-coordinator"));
 	}
 
@@ -52,9 +54,6 @@ class MirrorLagTests {
 	static void stop() throws Exception {
 		if (coordinator != null) {
 			coordinator.close();
-		}
-		if (kafka != null) {
-			kafka.close();
 		}
 	}
 

@@ -34,10 +34,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.tandem.coordinator.EmbeddedCoordinator;
+import dev.tandem.test.ClusterPreset;
 import dev.tandem.test.EmbeddedKafkaCluster;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 
@@ -53,7 +55,8 @@ class MirrorTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(30);
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
 	private static EmbeddedCoordinator coordinator;
 
@@ -65,7 +68,6 @@ class MirrorTests {
 
 	@BeforeAll
 	static void start() throws Exception {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 1).cluster("west", 1).build().start();
 		coordinatorDir = Files.createTempDirectory("mirror-tests-coordinator");
 		coordinator = EmbeddedCoordinator.start(coordinatorDir);
 	}
@@ -74,9 +76,6 @@ class MirrorTests {
 	static void stop() throws Exception {
 		if (coordinator != null) {
 			coordinator.close();
-		}
-		if (kafka != null) {
-			kafka.close();
 		}
 	}
 

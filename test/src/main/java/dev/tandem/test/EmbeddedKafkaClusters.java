@@ -168,6 +168,27 @@ public final class EmbeddedKafkaClusters implements AutoCloseable {
 	}
 
 	/**
+	 * Return the Spring properties that point a Tandem application at every cluster:
+	 * {@code tandem.clusters.<name>.bootstrap-servers} and, for a cluster declared with
+	 * {@link Builder#saslPlainCluster(String, int)}, its
+	 * {@link EmbeddedKafkaCluster#clientSecurityProperties() client security properties} under
+	 * {@code tandem.clusters.<name>.properties.*}.
+	 * @return a new, mutable map of property name to value, clusters in declaration order
+	 * @throws IllegalStateException if the clusters are not running
+	 * @since 0.1.0
+	 */
+	public Map<String, Object> tandemProperties() {
+		Map<String, Object> properties = new LinkedHashMap<>();
+		for (EmbeddedKafkaCluster cluster : clusters()) {
+			String prefix = "tandem.clusters." + cluster.name();
+			properties.put(prefix + ".bootstrap-servers", cluster.bootstrapServers());
+			cluster.clientSecurityProperties()
+				.forEach((key, value) -> properties.put(prefix + ".properties." + key, String.valueOf(value)));
+		}
+		return properties;
+	}
+
+	/**
 	 * Return the names of the declared clusters in declaration order.
 	 * @return an unmodifiable list of names
 	 * @since 0.1.0

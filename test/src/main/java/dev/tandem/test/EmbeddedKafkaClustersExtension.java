@@ -25,9 +25,11 @@ import dev.tandem.test.EnableEmbeddedKafkaClusters.KafkaCluster;
  * programmatically as a {@code static} {@code @RegisterExtension} field:
  * <pre class="code">
  * &#064;RegisterExtension
- * static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(
- * 		EmbeddedKafkaClusters.builder().cluster("east", 3).cluster("west", 3));
+ * static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST3_WEST3);
  * </pre>
+ * or, for clusters or broker settings no {@link ClusterPreset} offers, with a builder
+ * ({@code new EmbeddedKafkaClustersExtension(ClusterPreset.EAST3_WEST3.builder().brokerProperty(...))}).
+ * The field form lets static helpers reach the clusters through {@link #cluster(String)}.
  * The clusters are started before the class's first {@code @BeforeAll} method (or, for a
  * non-static field, when first needed) and kept in the class-level
  * {@link ExtensionContext.Store store}, which closes them after the class's last test; a
@@ -56,6 +58,16 @@ public class EmbeddedKafkaClustersExtension implements BeforeAllCallback, Parame
 	 */
 	public EmbeddedKafkaClustersExtension() {
 		this.builder = null;
+	}
+
+	/**
+	 * Create an extension that starts the clusters of a preset; for {@code @RegisterExtension}
+	 * fields.
+	 * @param preset the clusters to start
+	 * @since 0.1.0
+	 */
+	public EmbeddedKafkaClustersExtension(ClusterPreset preset) {
+		this(preset.builder());
 	}
 
 	/**
@@ -149,7 +161,18 @@ public class EmbeddedKafkaClustersExtension implements BeforeAllCallback, Parame
 			.orElseThrow(() -> new IllegalStateException("Test class " + testClass.getName()
 					+ " registers EmbeddedKafkaClustersExtension without @EnableEmbeddedKafkaClusters; annotate it or "
 					+ "register the extension with a builder"));
+		if (annotation.preset().length + annotation.clusters().length == 0) {
+			throw new IllegalStateException("@EnableEmbeddedKafkaClusters on " + testClass.getName()
+					+ " declares no cluster; name a preset or declare clusters");
+		}
+		if (annotation.preset().length > 1) {
+			throw new IllegalStateException("@EnableEmbeddedKafkaClusters on " + testClass.getName()
+					+ " names more than one preset: " + List.of(annotation.preset()));
+		}
 		EmbeddedKafkaClusters.Builder builder = EmbeddedKafkaClusters.builder();
+		for (ClusterPreset preset : annotation.preset()) {
+			preset.declareOn(builder);
+		}
 		for (String property : annotation.brokerProperties()) {
 			String[] keyValue = keyValue(property, testClass);
 			builder.brokerProperty(keyValue[0], keyValue[1]);

@@ -31,6 +31,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  *
  * }
  * </pre>
+ * A {@link #preset() preset} names a layout the tests share instead:
+ * {@code @EnableEmbeddedKafkaClusters(preset = ClusterPreset.EAST3_WEST3)}.
  *
  * @author Tandem
  * @since 0.1.0
@@ -44,10 +46,18 @@ import org.junit.jupiter.api.extension.ExtendWith;
 public @interface EnableEmbeddedKafkaClusters {
 
 	/**
-	 * Clusters to start, in this order.
-	 * @return the cluster declarations, at least one
+	 * Shared cluster layout to start, at most one; its clusters start before those of
+	 * {@link #clusters()}.
+	 * @return the preset, or none
 	 */
-	KafkaCluster[] clusters();
+	ClusterPreset[] preset() default {};
+
+	/**
+	 * Clusters to start, in this order, after those of the {@link #preset()}; at least one
+	 * cluster must be declared here or by the preset.
+	 * @return the cluster declarations
+	 */
+	KafkaCluster[] clusters() default {};
 
 	/**
 	 * Kafka server properties for the nodes of every cluster, as {@code key=value}; override

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import dev.tandem.test.EnableEmbeddedKafkaClusters.KafkaCluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 /**
  * Tests for {@link EnableEmbeddedKafkaClusters} and the parameters
@@ -53,6 +54,13 @@ class EmbeddedKafkaClustersExtensionTests {
 		assertThat(brokerConfig(east, "log.retention.ms")).isNotEqualTo("3600000");
 		assertThat(brokerConfig(east, "min.insync.replicas")).isEqualTo("1");
 		assertThat(brokerConfig(east, "auto.create.topics.enable")).isEqualTo("false");
+	}
+
+	@Test
+	void tandemPropertiesPointAnApplicationAtEveryCluster() {
+		assertThat(this.clusters.tandemProperties()).containsExactly(
+				entry("tandem.clusters.east.bootstrap-servers", this.clusters.cluster("east").bootstrapServers()),
+				entry("tandem.clusters.west.bootstrap-servers", this.clusters.cluster("west").bootstrapServers()));
 	}
 
 	private static String brokerConfig(EmbeddedKafkaCluster cluster, String name) throws Exception {

@@ -22,7 +22,7 @@ import dev.tandem.coordinator.state.MessageCodec;
 import dev.tandem.coordinator.state.Operation;
 import dev.tandem.coordinator.testing.CoordinatorCluster;
 import dev.tandem.coordinator.testing.RawCoordinatorClient;
-import dev.tandem.test.TestCertificates;
+import dev.tandem.coordinator.testing.TlsCoordinatorCluster;
 import dev.tandem.transaction.Decision;
 import dev.tandem.transaction.Decision.ParticipantRecord;
 import dev.tandem.transaction.DecisionLogException;
@@ -57,7 +57,7 @@ class CoordinatorAttackTests {
 	@TempDir
 	static Path directory;
 
-	private static TestCertificates authority;
+	private static TlsCoordinatorCluster coordinators;
 
 	private static CoordinatorCluster cluster;
 
@@ -69,19 +69,16 @@ class CoordinatorAttackTests {
 
 	@BeforeAll
 	static void startPeersWithMutualTls() {
-		authority = TestCertificates.create(directory.resolve("certs"), "tandem-test-ca");
-		TestCertificates.Identity peer = authority.issue("coordinator-peer");
 		AccessPolicy policy = AccessPolicy.builder()
-			.peers(List.of("coordinator-peer"))
+			.peers(List.of(TlsCoordinatorCluster.PEER))
 			.app("orders-app", List.of("orders"))
 			.app("mallory-app", List.of("mallory"))
 			.app("skewed-app", List.of("skewed"))
 			.build();
-		cluster = CoordinatorCluster.start(directory.resolve("peers"), 3,
-				(server) -> server.tls(tls(peer)).accessPolicy(policy).quotas(QUOTAS));
-		cluster.awaitLeader(TIMEOUT);
-		orders = cluster.client((client) -> client.tls(tls(authority.issue("orders-app"))));
-		mallory = new RawCoordinatorClient(cluster.group(), tls(authority.issue("mallory-app")).grpcTlsConfig());
+		coordinators = TlsCoordinatorCluster.start(directory, policy, (server) -> server.quotas(QUOTAS), TIMEOUT);
+		cluster = coordinators.cluster();
+		orders = coordinators.client("orders-app");
+		mallory = new RawCoordinatorClient(cluster.group(), coordinators.tls("mallory-app").grpcTlsConfig());
 	}
 
 	@AfterAll
@@ -89,8 +86,8 @@ class CoordinatorAttackTests {
 		if (mallory != null) {
 			mallory.close();
 		}
-		if (cluster != null) {
-			cluster.close();
+		if (coordinators != null) {
+			coordinators.close();
 		}
 	}
 
@@ -163,7 +160,7 @@ class CoordinatorAttackTests {
 	@Test
 	void aBadOperationFailsOnlyItsCallerAndAnAppsPurgeNeverTakesItsDecidesWithIt() {
 		// An app's client that purges every 50 ms (a purge is administrative: refused for an app)
-		RatisDecisionLog app = cluster.client((client) -> client.tls(tls(authority.issue("orders-app")))
+		RatisDecisionLog app = cluster.client((client) -> client.tls(coordinators.tls("orders-app"))
 			.purgeInterval(Duration.ofMillis(50)));
 		Decision bad = new Decision(TransactionIds.newId(ORDERS_OWNER), ORDERS_OWNER, System.currentTimeMillis(),
 				List.of(new ParticipantRecord("east", "t".repeat(CommandLimits.MAX_TRANSACTIONAL_ID_BYTES + 1), 1, (short) 1,
@@ -201,7 +198,7 @@ class CoordinatorAttackTests {
 	@Test
 	void aSkewedClockNeitherExpiresAnotherLeaseNorKeepsItsOwnAlive() throws IOException {
 		RawCoordinatorClient skewed = new RawCoordinatorClient(cluster.group(),
-				tls(authority.issue("skewed-app")).grpcTlsConfig());
+				coordinators.tls("skewed-app").grpcTlsConfig());
 		long before = System.currentTimeMillis();
 		// A run whose clock is a day late asks for 5 s: the lease ends 5 s after the leader's now
 		assertThat(skewed.sendAt(before - 86_400_000L, new Operation.RenewLease("skewed", "late", "run-1", 5_000))
@@ -363,10 +360,6 @@ class CoordinatorAttackTests {
 			participants.add(one.participants().get(0));
 		}
 		return new Decision(id, "mallory.i0", 1, participants);
-	}
-
-	private static CoordinatorTls tls(TestCertificates.Identity identity) {
-		return CoordinatorTls.of(identity.keyManager(), identity.trustManager());
 	}
 
 }

@@ -21,6 +21,7 @@ import dev.tandem.coordinator.state.Operation;
 import dev.tandem.coordinator.state.TransactionRecord;
 import dev.tandem.coordinator.testing.CoordinatorCluster;
 import dev.tandem.coordinator.testing.RawCoordinatorClient;
+import dev.tandem.coordinator.testing.TlsCoordinatorCluster;
 import dev.tandem.test.TestCertificates;
 import dev.tandem.transaction.DecisionState;
 import org.apache.ratis.grpc.GrpcTlsConfig;
@@ -59,7 +60,7 @@ class CoordinatorSecurityTests {
 	@TempDir
 	static Path directory;
 
-	private static TestCertificates authority;
+	private static TlsCoordinatorCluster coordinators;
 
 	private static CoordinatorCluster cluster;
 
@@ -69,18 +70,15 @@ class CoordinatorSecurityTests {
 
 	@BeforeAll
 	static void startPeersWithMutualTls() {
-		authority = TestCertificates.create(directory.resolve("certs"), "tandem-test-ca");
-		TestCertificates.Identity peer = authority.issue("coordinator-peer");
 		AccessPolicy policy = AccessPolicy.builder()
-			.peers(List.of("coordinator-peer"))
+			.peers(List.of(TlsCoordinatorCluster.PEER))
 			.admins(List.of("ops"))
 			.app("orders-app", List.of("orders"))
 			.app("billing-app", List.of("billing"))
 			.build();
-		cluster = CoordinatorCluster.start(directory.resolve("peers"), 3,
-				(server) -> server.tls(tls(peer)).accessPolicy(policy));
-		cluster.awaitLeader(TIMEOUT);
-		orders = cluster.client((client) -> client.tls(tls(authority.issue("orders-app"))));
+		coordinators = TlsCoordinatorCluster.start(directory, policy, TIMEOUT);
+		cluster = coordinators.cluster();
+		orders = coordinators.client("orders-app");
 		for (int i = 0; i < 3; i++) {
 			orders.decide(decision(id(ORDERS_OWNER, i), ORDERS_OWNER, i), TIMEOUT);
 		}
@@ -92,8 +90,8 @@ class CoordinatorSecurityTests {
 		for (AutoCloseable closeable : closeables) {
 			closeable.close();
 		}
-		if (cluster != null) {
-			cluster.close();
+		if (coordinators != null) {
+			coordinators.close();
 		}
 	}
 
@@ -102,7 +100,7 @@ class CoordinatorSecurityTests {
 		assertThat(orders.state(T0, TIMEOUT)).isEqualTo(DecisionState.DECIDED);
 		assertThat(orders.inDoubt(ORDERS_OWNER, TIMEOUT)).extracting((decision) -> decision.transactionId())
 			.contains(T0, T1, T2);
-		RawCoordinatorClient raw = raw(tls(authority.issue("orders-app")));
+		RawCoordinatorClient raw = raw(coordinators.tls("orders-app"));
 		RaftClientReply reply = raw.send(new Operation.Complete(T2));
 		assertThat(reply.isSuccess()).as(String.valueOf(reply.getException())).isTrue();
 		assertThat(orders.state(T2, TIMEOUT)).isEqualTo(DecisionState.COMPLETED);
@@ -111,7 +109,7 @@ class CoordinatorSecurityTests {
 	@Test
 	void anotherAppsIdentityIsRefusedDecideCompleteAndPurgeWithANamedReasonAndNothingIsApplied() throws IOException {
 		Map<String, Map<String, TransactionRecord>> before = tablesOfEveryPeer();
-		RawCoordinatorClient billing = raw(tls(authority.issue("billing-app")));
+		RawCoordinatorClient billing = raw(coordinators.tls("billing-app"));
 
 		assertRefused(billing.refusal(new Operation.Decide(decision("forged", ORDERS_OWNER, 9))),
 				"identity 'billing-app' may act for owners with id prefixes [billing] only, not for owner '"
@@ -125,7 +123,7 @@ class CoordinatorSecurityTests {
 		assertRefused(billing.refusal(new Operation.Abort(id("billing.i0", 0), "billing.i0"), new Operation.Complete(T1)),
 				"(Complete refused)");
 		// Through the decision log API, the refusal is a named exception
-		RatisDecisionLog billingLog = cluster.client((client) -> client.tls(tls(authority.issue("billing-app"))));
+		RatisDecisionLog billingLog = coordinators.client("billing-app");
 		assertThatThrownBy(() -> billingLog.decide(decision("forged-2", ORDERS_OWNER, 9), TIMEOUT))
 			.isInstanceOf(CoordinatorAccessDeniedException.class)
 			.hasMessageContaining("not for owner '" + ORDERS_OWNER + "'");
@@ -145,7 +143,7 @@ class CoordinatorSecurityTests {
 	@Test
 	void anotherAppsTransactionIdIsRefusedEvenUnderTheCallersOwnOwnerAndNothingIsApplied() throws IOException {
 		Map<String, Map<String, TransactionRecord>> before = tablesOfEveryPeer();
-		RawCoordinatorClient billing = raw(tls(authority.issue("billing-app")));
+		RawCoordinatorClient billing = raw(coordinators.tls("billing-app"));
 		String ordersNext = id(ORDERS_OWNER, 7);
 		assertRefused(billing.refusal(new Operation.Decide(decision(ordersNext, "billing.i0", 9))),
 				"transaction id '" + ordersNext + "' is not an id of owner 'billing.i0'");
@@ -161,7 +159,7 @@ class CoordinatorSecurityTests {
 	@Test
 	void anUnknownIdentityMayNotActForAnyOwner() throws IOException {
 		Map<String, Map<String, TransactionRecord>> before = tablesOfEveryPeer();
-		RawCoordinatorClient stranger = raw(tls(authority.issue("stranger")));
+		RawCoordinatorClient stranger = raw(coordinators.tls("stranger"));
 		assertRefused(stranger.refusal(new Operation.Decide(decision("s-1", "stranger.i0", 1))),
 				"identity 'stranger' may not act for any owner (Decide refused)");
 		assertThat(tablesOfEveryPeer()).isEqualTo(before);
@@ -170,7 +168,7 @@ class CoordinatorSecurityTests {
 	@Test
 	void aClientWithoutACertificateFailsTheHandshakeAndNothingIsApplied() throws IOException {
 		Map<String, Map<String, TransactionRecord>> before = tablesOfEveryPeer();
-		TestCertificates.Identity trustOnly = authority.issue("no-certificate");
+		TestCertificates.Identity trustOnly = coordinators.authority().issue("no-certificate");
 		RawCoordinatorClient noCertificate = raw(new GrpcTlsConfig(new NoCertificate(), trustOnly.trustManager(), true));
 		for (Operation operation : List.of(new Operation.Decide(decision("nc-1", ORDERS_OWNER, 1)),
 				new Operation.Complete(T0), new Operation.Purge(0))) {
@@ -189,7 +187,8 @@ class CoordinatorSecurityTests {
 		// Same common name as the real app, issued by another authority
 		TestCertificates rogue = TestCertificates.create(directory.resolve("rogue"), "rogue-ca");
 		TestCertificates.Identity forged = rogue.issue("orders-app");
-		RawCoordinatorClient untrusted = raw(new GrpcTlsConfig(forged.keyManager(), authority.issue("x").trustManager(), true));
+		RawCoordinatorClient untrusted = raw(
+				new GrpcTlsConfig(forged.keyManager(), coordinators.authority().issue("x").trustManager(), true));
 		for (Operation operation : List.of(new Operation.Decide(decision("u-1", ORDERS_OWNER, 1)),
 				new Operation.Complete(T0), new Operation.Purge(0))) {
 			assertThatThrownBy(() -> untrusted.send(operation)).isInstanceOf(IOException.class)
@@ -202,9 +201,9 @@ class CoordinatorSecurityTests {
 
 	@Test
 	void anAdminMayPurgeAndAnAppMayNotUseTheRatisAdminService() throws IOException {
-		RatisDecisionLog admin = cluster.client((client) -> client.tls(tls(authority.issue("ops"))));
+		RatisDecisionLog admin = coordinators.client("ops");
 		assertThat(admin.purge(Duration.ofDays(1), TIMEOUT)).isZero();
-		RawCoordinatorClient app = raw(tls(authority.issue("orders-app")).grpcTlsConfig());
+		RawCoordinatorClient app = raw(coordinators.tls("orders-app").grpcTlsConfig());
 		String leader = cluster.awaitLeader(TIMEOUT);
 		assertThatThrownBy(() -> app.client().admin()
 			.transferLeadership(RaftPeerId.valueOf(cluster.othersThan(leader).get(0)), 2000))
@@ -239,10 +238,6 @@ class CoordinatorSecurityTests {
 		assertThat(tables.values().iterator().next()).containsKeys(T0, ABORTED);
 		assertThat(tables.values()).allSatisfy((table) -> assertThat(table).isEqualTo(tables.values().iterator().next()));
 		return tables;
-	}
-
-	private static CoordinatorTls tls(TestCertificates.Identity identity) {
-		return CoordinatorTls.of(identity.keyManager(), identity.trustManager());
 	}
 
 	private static RawCoordinatorClient raw(@Nullable CoordinatorTls tls) {

@@ -13,11 +13,12 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.transaction.internals.ProducerInternals.ProducerIdentity;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,17 +30,13 @@ import static org.awaitility.Awaitility.await;
  */
 class ProducerInternalsTests {
 
-	private static EmbeddedKafkaClusters kafka;
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(
+			EmbeddedKafkaClusters.builder().cluster("solo", 3));
 
 	@BeforeAll
-	static void start() {
-		kafka = EmbeddedKafkaClusters.builder().cluster("solo", 3).build().start();
+	static void createTopic() {
 		kafka.cluster("solo").createTopic("resume", 1, (short) 3);
-	}
-
-	@AfterAll
-	static void stop() {
-		kafka.close();
 	}
 
 	@Test

@@ -11,14 +11,14 @@ import java.time.Duration;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import dev.tandem.mirror.Mirror;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -30,19 +30,8 @@ import static org.awaitility.Awaitility.await;
  */
 class MirrorApplicationTests {
 
-	private static EmbeddedKafkaClusters kafka;
-
-	@BeforeAll
-	static void start() {
-		kafka = EmbeddedKafkaClusters.builder().cluster("east", 1).cluster("west", 1).build().start();
-	}
-
-	@AfterAll
-	static void stop() {
-		if (kafka != null) {
-			kafka.close();
-		}
-	}
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
 	@Test
 	void appMirrorsAndShowsItsStatusHealthAndMeters() throws Exception {

@@ -36,11 +36,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import dev.tandem.mirror.app.ChaosMirrorMain;
 import dev.tandem.test.KafkaProcessCluster;
+import dev.tandem.test.KafkaProcessClustersExtension;
 import dev.tandem.transaction.ProtocolStep;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -94,6 +96,10 @@ class MirrorChaosTests {
 	/** Admin calls may time out while a broker is down: such a poll counts as no progress. */
 	private static final java.util.function.Predicate<Throwable> TRANSIENT = (ex) -> !(ex instanceof IllegalStateException);
 
+	@RegisterExtension
+	static final KafkaProcessClustersExtension kafka = new KafkaProcessClustersExtension(
+			KafkaProcessCluster.builder().name(SOURCE).brokers(3), KafkaProcessCluster.builder().name(TARGET).brokers(3));
+
 	private static KafkaProcessCluster source;
 
 	private static KafkaProcessCluster target;
@@ -138,7 +144,7 @@ class MirrorChaosTests {
 	}
 
 	@BeforeAll
-	static void startClusters() throws Exception {
+	static void prepare() throws Exception {
 		long start = System.nanoTime();
 		Files.createDirectories(WORK);
 		for (String previous : List.of("runs.log", "chaos-table.md")) {
@@ -147,31 +153,24 @@ class MirrorChaosTests {
 				Files.move(file, WORK.resolve(previous.replace(".", "-" + Files.getLastModifiedTime(file).toMillis() + ".")));
 			}
 		}
-		CompletableFuture<KafkaProcessCluster> east = CompletableFuture
-			.supplyAsync(() -> KafkaProcessCluster.builder().name(SOURCE).brokers(3).build().start());
-		target = KafkaProcessCluster.builder().name(TARGET).brokers(3).build().start();
-		source = east.join();
+		source = kafka.cluster(SOURCE);
+		target = kafka.cluster(TARGET);
 		sourceAdmin = Admin.create(Map.of("bootstrap.servers", source.bootstrapServers()));
 		targetAdmin = Admin.create(Map.of("bootstrap.servers", target.bootstrapServers()));
 		JsonNode array = JsonMapper.builder().build()
 			.readTree(Path.of("../sample-app/src/main/resources/data/flights-20k.json").toFile());
 		flights = new ArrayList<>();
 		array.forEach((flight) -> flights.add(flight.toString()));
-		System.out.printf("mirror chaos: 2 clusters of 3 brokers up in %.1f s, %d flights%n", seconds(start),
-				flights.size());
+		// the extension logs how long the clusters took to start
+		System.out.printf("mirror chaos: 2 clusters of 3 brokers up, %d flights loaded in %.1f s%n", flights.size(),
+				seconds(start));
 	}
 
 	@AfterAll
-	static void stopClusters() {
+	static void closeAdmins() {
 		if (sourceAdmin != null) {
 			sourceAdmin.close(Duration.ofSeconds(5));
 			targetAdmin.close(Duration.ofSeconds(5));
-		}
-		if (source != null) {
-			source.close();
-		}
-		if (target != null) {
-			target.close();
 		}
 	}
 

@@ -16,7 +16,6 @@ import org.springframework.test.context.ContextCustomizerFactory;
 import org.springframework.test.context.MergedContextConfiguration;
 import org.springframework.test.context.TestContextAnnotationUtils;
 
-import dev.tandem.test.EmbeddedKafkaCluster;
 import dev.tandem.test.EmbeddedKafkaClusters;
 import dev.tandem.test.EnableEmbeddedKafkaClusters.KafkaCluster;
 
@@ -96,14 +95,9 @@ public class EmbeddedTandemClustersContextCustomizerFactory implements ContextCu
 				return;
 			}
 			EmbeddedKafkaClusters clusters = this.declaration.builder(annotation.clusters()).build().start();
-			Map<String, Object> properties = new LinkedHashMap<>();
-			for (EmbeddedKafkaCluster cluster : clusters.clusters()) {
-				String prefix = "tandem.clusters." + cluster.name();
-				properties.put(prefix + ".bootstrap-servers", cluster.bootstrapServers());
-				cluster.clientSecurityProperties()
-					.forEach((key, value) -> properties.put(prefix + ".properties." + key, String.valueOf(value)));
-			}
-			context.getEnvironment().getPropertySources().addFirst(new MapPropertySource(BEAN_NAME, properties));
+			context.getEnvironment()
+				.getPropertySources()
+				.addFirst(new MapPropertySource(BEAN_NAME, clusters.tandemProperties()));
 			DefaultListableBeanFactory beanFactory = (DefaultListableBeanFactory) context.getBeanFactory();
 			beanFactory.registerSingleton(BEAN_NAME, clusters);
 			// registered before every bean of the context, so destroyed after all of them: the
