@@ -14,6 +14,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import dev.tandem.autoconfigure.diagnostics.DurationText;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
 import dev.tandem.autoconfigure.transaction.FailedRecordPolicy;
+import dev.tandem.autoconfigure.transaction.ListenerPipelines;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
 
@@ -555,7 +556,7 @@ public class TandemProperties {
 		 * failed commit rewinds the consumer and delivers again). 1 commits each delivery
 		 * before the listener returns. At most tandem.transaction.slots.
 		 */
-		private int pipelineDepth = 2;
+		private int pipelineDepth = ListenerPipelines.DEFAULT_DEPTH;
 
 		/**
 		 * How long records delivered to a listener of a Tandem container may wait without a

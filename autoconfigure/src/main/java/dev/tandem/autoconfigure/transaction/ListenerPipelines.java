@@ -46,6 +46,12 @@ public final class ListenerPipelines implements ApplicationListener<KafkaEvent>,
 
 	private static final Logger logger = LoggerFactory.getLogger(ListenerPipelines.class);
 
+	/**
+	 * Default {@code tandem.listener.pipeline-depth}: one delivery's transaction commits while the
+	 * next one runs, as {@link dev.tandem.transaction.CrossClusterProcessor#DEFAULT_DEPTH}.
+	 */
+	public static final int DEFAULT_DEPTH = dev.tandem.transaction.CrossClusterProcessor.DEFAULT_DEPTH;
+
 	private final CrossClusterTransactionManager manager;
 
 	private final int depth;

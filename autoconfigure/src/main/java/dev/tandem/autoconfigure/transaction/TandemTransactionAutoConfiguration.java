@@ -187,7 +187,7 @@ public class TandemTransactionAutoConfiguration {
 			throw new TandemConfigurationException("tandem.listener.pipeline-depth", "tandem.listener.pipeline-depth is "
 					+ depth + " but must be between 1 and tandem.transaction.slots (" + slots + "): each transaction in "
 					+ "flight holds a slot.", "Set tandem.listener.pipeline-depth to 1 (no pipelining) up to " + slots
-							+ " (2 by default), or raise tandem.transaction.slots.");
+							+ " (" + ListenerPipelines.DEFAULT_DEPTH + " by default), or raise tandem.transaction.slots.");
 		}
 		return new ListenerPipelines(manager, depth, properties.getListener().getBackOff(),
 				(cluster) -> maxPollInterval(clusters, cluster));
