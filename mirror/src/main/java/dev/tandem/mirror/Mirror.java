@@ -19,6 +19,7 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.tandem.text.DurationText;
 import dev.tandem.transaction.CrossClusterProcessor;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.HeuristicOutcomeException;
@@ -203,8 +204,8 @@ public final class Mirror implements AutoCloseable {
 				}
 				catch (RuntimeException ex) {
 					backOff = (backOff == 0) ? 100 : Math.min(backOff * 2, 5000);
-					logger.warn("Mirror {} failed ({}); its records are mirrored again in {} ms", describe(), ex.toString(),
-							backOff);
+					logger.warn("Mirror {} failed ({}); its records are mirrored again in {}", describe(), ex.toString(),
+							DurationText.of(Duration.ofMillis(backOff)));
 					if (!sleep(backOff)) {
 						return;
 					}
