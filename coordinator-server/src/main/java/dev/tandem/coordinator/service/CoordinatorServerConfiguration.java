@@ -82,15 +82,16 @@ public class CoordinatorServerConfiguration {
 	}
 
 	/**
-	 * The served apps' hanging transactions on the configured clusters, or null without clusters:
+	 * The finder of the served apps' hanging transactions on the configured clusters (none without
+	 * clusters):
 	 * the id prefixes are those of tandem.coordinator.server.authorization.apps and of every lease
 	 * in this peer's replica, read at each call; leases and decisions are read through the peer's
 	 * own admin client.
 	 */
 	@Bean
-	HangingTransactionsFinder coordinatorHangingTransactions(CoordinatorServer server, RatisDecisionLog coordinatorAdminClient,
-			CoordinatorServerProperties properties, CoordinatorServerKafkaProperties kafka,
-			ObjectProvider<SslBundles> sslBundles) {
+	HangingTransactionsFinder coordinatorHangingTransactions(CoordinatorServer server,
+			RatisDecisionLog coordinatorAdminClient, CoordinatorServerProperties properties,
+			CoordinatorServerKafkaProperties kafka, ObjectProvider<SslBundles> sslBundles) {
 		if (kafka.getClusters().isEmpty()) {
 			return new HangingTransactionsFinder(null, List.of());
 		}
@@ -98,7 +99,9 @@ public class CoordinatorServerConfiguration {
 		HangingTransactions finder = HangingTransactions.forApps(clients, () -> {
 			Set<String> prefixes = new LinkedHashSet<>();
 			properties.getAuthorization().getApps().values().forEach(prefixes::addAll);
-			server.stateMachine().read((table) -> table.leases()).stream().map(InstanceLease::idPrefix).forEach(prefixes::add);
+			// the table's view of the leases is read under the state machine's lock
+			prefixes.addAll(server.stateMachine()
+				.read((table) -> table.leases().stream().map(InstanceLease::idPrefix).toList()));
 			return prefixes;
 		}, coordinatorAdminClient, kafka.getHanging().getTransactionTimeout());
 		return new HangingTransactionsFinder(finder, clients.names());
@@ -116,8 +119,8 @@ public class CoordinatorServerConfiguration {
 	 * tandem.coordinator.server.hanging.check-interval; none without clusters.
 	 */
 	@Bean(destroyMethod = "close")
-	HangingTransactionsCheck coordinatorHangingTransactionsCheck(HangingTransactionsFinder hanging, CoordinatorServer server,
-			CoordinatorServerKafkaProperties kafka) {
+	HangingTransactionsCheck coordinatorHangingTransactionsCheck(HangingTransactionsFinder hanging,
+			CoordinatorServer server, CoordinatorServerKafkaProperties kafka) {
 		HangingTransactions finder = hanging.finder();
 		return (finder != null)
 				? new HangingTransactionsCheck(server.peerId(), finder::find, kafka.getHanging().getCheckInterval(),
