@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -139,7 +140,7 @@ public final class HangingTransactions {
 			}
 		}
 		hanging.sort(Comparator.comparing(Hanging::startedAt));
-		return new Report(List.copyOf(hanging), Map.copyOf(unavailable));
+		return new Report(List.copyOf(hanging), Collections.unmodifiableMap(unavailable));
 	}
 
 	/**
@@ -282,7 +283,8 @@ public final class HangingTransactions {
 	 * What {@link #find(Duration)} found.
 	 *
 	 * @param transactions the hanging transactions, oldest first
-	 * @param unavailable what could not be read (a cluster, or the decision log's leases), with why
+	 * @param unavailable what could not be read (the decision log's leases, then clusters in
+	 *     configuration order), with why
 	 */
 	public record Report(List<Hanging> transactions, Map<String, String> unavailable) {
 	}
