@@ -57,7 +57,7 @@ public abstract class ClusterBeanRegistrar implements ImportBeanDefinitionRegist
 		}
 		List<String> names = Binder.get(this.environment)
 			.bind("tandem.clusters", Bindable.mapOf(String.class, Object.class))
-			.map((map) -> List.copyOf(map.keySet()))
+			.map((map) -> ClusterOrder.of(this.environment, map.keySet()))
 			.orElse(List.of());
 		for (String cluster : names) {
 			register(cluster, registry);

@@ -29,7 +29,8 @@ public class TandemAutoConfiguration {
 	@ConditionalOnMissingBean
 	TandemClusters tandemClusters(TandemProperties properties, ObjectProvider<TandemClientDefaults> defaults,
 			ObjectProvider<TandemClusterConnectionDetails> connectionDetails, ObjectProvider<SslBundles> sslBundles,
-			ObjectProvider<TandemClusterCustomizer> customizers) {
+			ObjectProvider<TandemClusterCustomizer> customizers, Environment environment) {
+		ClusterOrder.apply(environment, properties.getClusters());
 		return new TandemClusters(properties, defaults.getIfAvailable(() -> TandemClientDefaults.NONE),
 				connectionDetails.orderedStream().toList(), sslBundles.getIfAvailable(),
 				customizers.orderedStream().toList());

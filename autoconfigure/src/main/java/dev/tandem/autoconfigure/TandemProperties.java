@@ -11,7 +11,7 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
-import dev.tandem.autoconfigure.diagnostics.DurationText;
+import dev.tandem.text.DurationText;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
 import dev.tandem.autoconfigure.transaction.FailedRecordPolicy;
 import dev.tandem.autoconfigure.transaction.ListenerPipelines;

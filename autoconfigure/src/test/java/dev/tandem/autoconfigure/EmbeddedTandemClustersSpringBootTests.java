@@ -19,7 +19,7 @@ import dev.tandem.transaction.CrossClusterTransactionTemplate;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The README's {@code @SpringBootTest} recipe: {@link EmbeddedTandemClusters} starts two
+ * The user guide's {@code @SpringBootTest} recipe (docs/user-guide.md): {@link EmbeddedTandemClusters} starts two
  * embedded clusters, feeds {@code tandem.clusters.*} to the application (no
  * {@code @DynamicPropertySource}) and closes them after the application's beans.
  */

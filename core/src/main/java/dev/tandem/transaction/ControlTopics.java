@@ -14,6 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.tandem.clients.ClusterClients;
+import dev.tandem.text.DurationText;
 
 /**
  * Creates Tandem's control topics on a cluster where they are missing (start-up housekeeping), each
@@ -67,7 +68,7 @@ final class ControlTopics {
 		}
 		catch (TimeoutException ex) {
 			throw new TandemException("Cluster '" + cluster + "' (" + clients.bootstrapServers(cluster)
-					+ ") did not answer within " + timeout, ex);
+					+ ") did not answer within " + DurationText.of(timeout), ex);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();

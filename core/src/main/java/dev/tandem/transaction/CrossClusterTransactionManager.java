@@ -24,6 +24,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.tandem.clients.ClusterClients;
+import dev.tandem.text.DurationText;
 import dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome;
 import dev.tandem.transaction.internals.ProducerInternals;
 
@@ -269,7 +270,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		try {
 			ParticipantSlot slot = this.pool.take(this.commitTimeout);
 			if (slot == null) {
-				throw new TandemException("No free transaction slot within " + this.commitTimeout + " ("
+				throw new TandemException("No free transaction slot within " + DurationText.of(this.commitTimeout) + " ("
 						+ this.pool.slotCount() + " slot(s) configured)");
 			}
 			this.active.values().removeIf((txn) -> txn.state().isTerminal());

@@ -5,6 +5,8 @@ import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.tandem.text.DurationText;
+
 /**
  * The pause of a consuming loop after a failed poll before its records are delivered again: 100
  * ms, doubling with each failure in a row up to 5 s, back to nothing after a poll that succeeds.
@@ -49,8 +51,8 @@ public final class FailureBackOff {
 	 */
 	public boolean failed(String what, Throwable failure) {
 		Duration pause = next();
-		logger.warn("{} failed ({}); its records are delivered again in {} ms", what, failure.toString(),
-				pause.toMillis());
+		logger.warn("{} failed ({}); its records are delivered again in {}", what, failure.toString(),
+				DurationText.of(pause));
 		try {
 			Thread.sleep(pause.toMillis());
 			return true;

@@ -3,6 +3,8 @@ package dev.tandem.transaction;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -11,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListTransactionsOptions;
@@ -19,9 +22,10 @@ import org.apache.kafka.clients.admin.TransactionListing;
 import org.jspecify.annotations.Nullable;
 
 import dev.tandem.clients.ClusterClients;
+import dev.tandem.text.DurationText;
 
 /**
- * Finds Kafka transactions of this app's transactional ids
+ * Finds Kafka transactions of an app's transactional ids
  * ({@code <id-prefix>.<cluster>.<instance-id>.<slot>}) that are open on a broker with nobody to
  * end them: their instance holds no live lease in the decision log and nobody claimed it (the
  * instance was killed and no survivor took it over), or they have been open longer than the
@@ -29,6 +33,10 @@ import dev.tandem.clients.ClusterClients;
  * broker aborts it (FLINK-39218 and FLINK-40626 ask for the same for Flink). Reads, per cluster,
  * Admin {@code listTransactions} and {@code describeTransactions}, and the app's leases; a
  * cluster that does not answer is reported as unavailable. Thread-safe.
+ * <p>
+ * An app's {@link CrossClusterTransactionManager} watches its own id prefix; the coordinator
+ * service watches every app it serves ({@link #forApps}), with clusters named as the apps name
+ * them (the cluster name is part of the transactional id).
  *
  * @since 0.1.0
  */
@@ -41,9 +49,9 @@ public final class HangingTransactions {
 
 	private final ClusterClients clients;
 
-	private final String idPrefix;
+	private final Supplier<? extends Collection<String>> idPrefixes;
 
-	private final String self;
+	private final @Nullable String self;
 
 	private final DecisionLog decisionLog;
 
@@ -51,11 +59,31 @@ public final class HangingTransactions {
 
 	HangingTransactions(ClusterClients clients, String idPrefix, String self, DecisionLog decisionLog,
 			Duration transactionTimeout) {
+		this(clients, () -> List.of(idPrefix), self, decisionLog, transactionTimeout);
+	}
+
+	private HangingTransactions(ClusterClients clients, Supplier<? extends Collection<String>> idPrefixes,
+			@Nullable String self, DecisionLog decisionLog, Duration transactionTimeout) {
 		this.clients = clients;
-		this.idPrefix = idPrefix;
+		this.idPrefixes = idPrefixes;
 		this.self = self;
 		this.decisionLog = decisionLog;
 		this.transactionTimeout = transactionTimeout;
+	}
+
+	/**
+	 * Returns a finder for the transactions of several apps, as a service that serves them sees
+	 * them (the coordinator service): no instance of its own, the id prefixes read at each call.
+	 * @param clients the clusters, named as the apps name them
+	 * @param idPrefixes the apps' id prefixes ({@code tandem.transaction.id-prefix}), read at each
+	 *     {@link #find} and {@link #abort}; prefixes of different apps must not nest
+	 * @param decisionLog a log that may read every app's leases and decisions (an admin identity)
+	 * @param transactionTimeout the apps' transaction timeout: a transaction open longer hangs
+	 * @return the finder
+	 */
+	public static HangingTransactions forApps(ClusterClients clients, Supplier<? extends Collection<String>> idPrefixes,
+			DecisionLog decisionLog, Duration transactionTimeout) {
+		return new HangingTransactions(clients, idPrefixes, null, decisionLog, transactionTimeout);
 	}
 
 	/**
@@ -65,12 +93,15 @@ public final class HangingTransactions {
 	 */
 	public Report find(Duration timeout) {
 		long now = System.currentTimeMillis();
+		List<String> prefixes = List.copyOf(this.idPrefixes.get());
 		Map<String, InstanceLease> leases = new HashMap<>();
 		boolean leasesKnown = false;
 		Map<String, String> unavailable = new LinkedHashMap<>();
 		if (this.decisionLog.supportsLeases()) {
 			try {
-				this.decisionLog.leases(this.idPrefix, timeout).forEach((lease) -> leases.put(lease.owner(), lease));
+				for (String idPrefix : prefixes) {
+					this.decisionLog.leases(idPrefix, timeout).forEach((lease) -> leases.put(lease.owner(), lease));
+				}
 				leasesKnown = true;
 			}
 			catch (RuntimeException ex) {
@@ -84,8 +115,8 @@ public final class HangingTransactions {
 			try {
 				admin = this.clients.admin(cluster, timeout);
 				Admin reader = admin;
-				open(reader, cluster, timeout).forEach((transactionalId, description) -> {
-					String owner = owner(cluster, transactionalId);
+				open(reader, cluster, prefixes, timeout).forEach((transactionalId, description) -> {
+					String owner = owner(cluster, transactionalId, prefixes);
 					if (owner == null) {
 						return;
 					}
@@ -109,7 +140,7 @@ public final class HangingTransactions {
 			}
 		}
 		hanging.sort(Comparator.comparing(Hanging::startedAt));
-		return new Report(List.copyOf(hanging), Map.copyOf(unavailable));
+		return new Report(List.copyOf(hanging), Collections.unmodifiableMap(unavailable));
 	}
 
 	/**
@@ -122,7 +153,7 @@ public final class HangingTransactions {
 	 * @param transactionalId its transactional id
 	 * @param timeout the bound of each read and of the fencing
 	 * @return the transaction as it was listed before the abort
-	 * @throws IllegalArgumentException if it is not a hanging transaction of this app
+	 * @throws IllegalArgumentException if it is not a hanging transaction of the watched apps
 	 * @throws IllegalStateException if a decided transaction names it as a participant
 	 * @throws TandemException if a cluster or the decision log cannot be read, or the fencing fails
 	 */
@@ -139,7 +170,9 @@ public final class HangingTransactions {
 						+ report.unavailable().get(cluster));
 			}
 			throw new IllegalArgumentException("'" + transactionalId + "' on cluster '" + cluster
-					+ "' is not a hanging transaction of this app (not open, not this app's, or its instance is live)");
+					+ "' is not a hanging transaction of " + ((this.self != null) ? "this app" : "a served app")
+					+ " (not open, not " + ((this.self != null) ? "this app's" : "a served app's")
+					+ ", or its instance is live)");
 		}
 		for (Decision decision : this.decisionLog.inDoubt(hanging.owner(), timeout)) {
 			for (Decision.ParticipantRecord participant : decision.participants()) {
@@ -176,9 +209,9 @@ public final class HangingTransactions {
 	 */
 	private @Nullable String reason(String owner, long ageMs, @Nullable Map<String, InstanceLease> leases, long now) {
 		if (ageMs > this.transactionTimeout.toMillis()) {
-			return "open longer than the transaction timeout (" + this.transactionTimeout.toMillis() + " ms)";
+			return "open longer than the transaction timeout (" + DurationText.of(this.transactionTimeout) + ")";
 		}
-		if (owner.equals(this.self) || leases == null) {
+		if (leases == null || owner.equals(this.self)) {
 			return null;
 		}
 		InstanceLease lease = leases.get(owner);
@@ -194,25 +227,40 @@ public final class HangingTransactions {
 
 	/** The owner id of one of this app's transactional ids on a cluster, or null for another id. */
 	@Nullable String owner(String cluster, String transactionalId) {
-		String prefix = this.idPrefix + "." + cluster + ".";
-		if (!transactionalId.startsWith(prefix)) {
-			return null;
-		}
-		String rest = transactionalId.substring(prefix.length());
-		int dot = rest.lastIndexOf('.');
-		if (dot <= 0 || dot == rest.length() - 1 || !rest.substring(dot + 1).chars().allMatch(Character::isDigit)) {
-			return null;
-		}
-		return this.idPrefix + "." + rest.substring(0, dot);
+		return owner(cluster, transactionalId, List.copyOf(this.idPrefixes.get()));
 	}
 
-	private Map<String, TransactionDescription> open(Admin admin, String cluster, Duration timeout) {
+	/**
+	 * The owner id of a transactional id of one of the apps on a cluster, or null for another id;
+	 * the longest matching prefix wins.
+	 */
+	private static @Nullable String owner(String cluster, String transactionalId, List<String> idPrefixes) {
+		String found = null;
+		String foundPrefix = "";
+		for (String idPrefix : idPrefixes) {
+			String prefix = idPrefix + "." + cluster + ".";
+			if (idPrefix.length() < foundPrefix.length() || !transactionalId.startsWith(prefix)) {
+				continue;
+			}
+			String rest = transactionalId.substring(prefix.length());
+			int dot = rest.lastIndexOf('.');
+			if (dot <= 0 || dot == rest.length() - 1 || !rest.substring(dot + 1).chars().allMatch(Character::isDigit)) {
+				continue;
+			}
+			found = idPrefix + "." + rest.substring(0, dot);
+			foundPrefix = idPrefix;
+		}
+		return found;
+	}
+
+	private Map<String, TransactionDescription> open(Admin admin, String cluster, List<String> prefixes,
+			Duration timeout) {
 		try {
 			List<String> ids = new ArrayList<>();
 			for (TransactionListing listing : admin.listTransactions(new ListTransactionsOptions().filterStates(OPEN))
 				.all()
 				.get(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-				if (owner(cluster, listing.transactionalId()) != null) {
+				if (owner(cluster, listing.transactionalId(), prefixes) != null) {
 					ids.add(listing.transactionalId());
 				}
 			}
@@ -235,7 +283,8 @@ public final class HangingTransactions {
 	 * What {@link #find(Duration)} found.
 	 *
 	 * @param transactions the hanging transactions, oldest first
-	 * @param unavailable what could not be read (a cluster, or the decision log's leases), with why
+	 * @param unavailable what could not be read (the decision log's leases, then clusters in
+	 *     configuration order), with why
 	 */
 	public record Report(List<Hanging> transactions, Map<String, String> unavailable) {
 	}

@@ -16,6 +16,8 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.tandem.text.DurationText;
+
 /**
  * Keeps this instance's {@link InstanceLease} in the decision log, takes over the instances of the
  * same app whose lease expired, and watches for stale decisions of the app's instances.
@@ -119,7 +121,8 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 			if (lease.isHeldBy(this.incarnation)) {
 				this.acquired = true;
 				renewed(lease, sentAt);
-				logger.info("Instance {} holds its lease (timeout {}, incarnation {})", this.owner, this.leaseTimeout,
+				logger.info("Instance {} holds its lease (timeout {}, incarnation {})", this.owner,
+						DurationText.of(this.leaseTimeout),
 						this.incarnation);
 				// Renewed from now on: the rest of the start-up (marker topics, recovery) may take longer than the lease.
 				long period = renewInterval().toMillis();
@@ -144,7 +147,7 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 			}
 			if (this.clock.getAsLong() > deadline) {
 				throw new TandemException("The lease of " + this.owner + " was not free within "
-						+ this.leaseTimeout.multipliedBy(2) + ": " + lease);
+						+ DurationText.of(this.leaseTimeout.multipliedBy(2)) + ": " + lease);
 			}
 			long untilExpiry = lease.isClaimed() ? Long.MAX_VALUE : lease.expiresAtMs() - leaderNow() + 50;
 			sleep(Math.max(50, Math.min(renewInterval().toMillis(), untilExpiry)));
@@ -175,7 +178,8 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 			renew();
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Could not renew the lease of {}, retrying in {}: {}", this.owner, renewInterval(), ex.toString());
+			logger.warn("Could not renew the lease of {}, retrying in {}: {}", this.owner, DurationText.of(renewInterval()),
+					ex.toString());
 		}
 	}
 
@@ -186,7 +190,8 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 			}
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Takeover of an expired instance by {} failed, retrying in {}: {}", this.owner, renewInterval(),
+			logger.warn("Takeover of an expired instance by {} failed, retrying in {}: {}", this.owner,
+					DurationText.of(renewInterval()),
 					ex.toString());
 		}
 		try {
@@ -194,7 +199,7 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 			watchStaleDecisions();
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Stale-decision check of {} failed, retrying in {}: {}", this.owner, renewInterval(),
+			logger.warn("Stale-decision check of {} failed, retrying in {}: {}", this.owner, DurationText.of(renewInterval()),
 					ex.toString());
 		}
 	}
@@ -288,10 +293,10 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 			if (age > this.staleAge.toMillis()) {
 				found.add(new StaleDecision(decision.transactionId(), decision.owner(), decision.decidedAtMs(), age));
 				if (this.reportedStale.add(decision.transactionId())) {
-					logger.warn("Decided transaction {} of {} has not completed for {} s: its owner is down or cannot reach "
+					logger.warn("Decided transaction {} of {} has not completed for {}: its owner is down or cannot reach "
 							+ "a cluster; if the owner never returns and no instance of its app takes it over, its brokers "
 							+ "abort it at transaction.timeout.ms (a heuristic outcome)", decision.transactionId(),
-							decision.owner(), age / 1000);
+							decision.owner(), DurationText.of(Duration.ofSeconds(age / 1000)));
 				}
 			}
 		}

@@ -24,6 +24,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.tandem.clients.ClusterClients;
+import dev.tandem.text.DurationText;
 
 /**
  * Refuses a second running instance with the same instance id when the instances do not share a
@@ -170,7 +171,7 @@ final class KafkaInstanceGuard implements AutoCloseable {
 		while (reader.position(this.partition, this.timeout) < end) {
 			if (System.nanoTime() > deadline) {
 				throw new TandemException("Could not read topic '" + this.topic + "' of cluster '" + this.cluster
-						+ "' within " + this.timeout);
+						+ "' within " + DurationText.of(this.timeout));
 			}
 			for (ConsumerRecord<byte[], byte[]> record : reader.poll(Duration.ofMillis(100))) {
 				if (record.key() != null && this.owner.equals(new String(record.key(), StandardCharsets.UTF_8))) {
@@ -203,7 +204,8 @@ final class KafkaInstanceGuard implements AutoCloseable {
 			}
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Instance heartbeat of {} failed, retrying in {}: {}", this.owner, this.leaseTimeout.dividedBy(3),
+			logger.warn("Instance heartbeat of {} failed, retrying in {}: {}", this.owner,
+					DurationText.of(this.leaseTimeout.dividedBy(3)),
 					ex.toString());
 		}
 	}

@@ -15,6 +15,8 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.tandem.text.DurationText;
+
 /**
  * Pipelined cross-cluster transactions: transaction N+1 executes (its caller polls, sends and
  * adds offsets) and prepares while transaction N is decided and commits, each on its own
@@ -123,7 +125,7 @@ public final class TransactionPipeline implements AutoCloseable {
 		}
 		try {
 			if (!this.permits.tryAcquire(this.slotTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
-				throw new TandemException("No transaction of the pipeline ended within " + this.slotTimeout + " ("
+				throw new TandemException("No transaction of the pipeline ended within " + DurationText.of(this.slotTimeout) + " ("
 						+ this.depth + " in flight)");
 			}
 		}

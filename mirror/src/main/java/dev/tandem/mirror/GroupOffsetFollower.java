@@ -28,6 +28,8 @@ import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.tandem.text.DurationText;
+
 /**
  * Follows, at the group sync interval, on its own thread: the selected source groups' committed
  * offsets (Admin {@code listConsumerGroupOffsets}), whether each group has members on each target
@@ -106,7 +108,7 @@ final class GroupOffsetFollower implements AutoCloseable {
 		catch (RuntimeException ex) {
 			if (!this.positionsFailing) {
 				logger.warn("Mirror {}: could not read the source's end offsets ({}); the lag is the last one read; "
-						+ "retrying every {}", this.settings.source(), ex.toString(), this.settings.groupSyncInterval());
+						+ "retrying every {}", this.settings.source(), ex.toString(), DurationText.of(this.settings.groupSyncInterval()));
 				this.positionsFailing = true;
 			}
 		}
@@ -123,7 +125,7 @@ final class GroupOffsetFollower implements AutoCloseable {
 		catch (RuntimeException ex) {
 			if (!this.failing) {
 				logger.warn("Mirror {}: could not read group offsets ({}); retrying every {}", this.settings.source(),
-						ex.toString(), this.settings.groupSyncInterval());
+						ex.toString(), DurationText.of(this.settings.groupSyncInterval()));
 				this.failing = true;
 			}
 		}

@@ -7,6 +7,8 @@ import java.util.concurrent.TimeoutException;
 
 import org.apache.kafka.common.KafkaFuture;
 
+import dev.tandem.text.DurationText;
+
 /** Waits for admin results, bounded, turning failures into {@link MirrorException}. */
 final class KafkaCalls {
 
@@ -21,7 +23,7 @@ final class KafkaCalls {
 			throw new MirrorException("Mirror could not " + what + ": " + ex.getCause(), ex.getCause());
 		}
 		catch (TimeoutException ex) {
-			throw new MirrorException("Mirror could not " + what + " within " + timeout, ex);
+			throw new MirrorException("Mirror could not " + what + " within " + DurationText.of(timeout), ex);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();

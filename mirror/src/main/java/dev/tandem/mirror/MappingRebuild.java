@@ -15,6 +15,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.tandem.text.DurationText;
+
 /**
  * Rebuilds the offset mappings of newly assigned partitions from what is already on a target: a
  * {@code read_committed} read of the last {@code rebuild-records} records of each remote
@@ -78,7 +80,7 @@ final class MappingRebuild {
 			}
 			if (!toRead.isEmpty()) {
 				throw new MirrorException("Mirror " + settings.source() + "->" + target + " could not read " + toRead
-						+ " to rebuild its offset mapping within " + timeout, null);
+						+ " to rebuild its offset mapping within " + DurationText.of(timeout), null);
 			}
 		}
 		mappings.forEach((source, mapping) -> {

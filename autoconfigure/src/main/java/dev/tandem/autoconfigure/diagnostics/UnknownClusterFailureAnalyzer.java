@@ -15,6 +15,8 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
 
+import dev.tandem.autoconfigure.ClusterOrder;
+
 /**
  * Reports a missing per-cluster bean ({@code <cluster>KafkaListenerContainerFactory},
  * {@code <cluster>TandemTemplate}, {@code <cluster>KafkaTemplate}, ...) whose cluster is not
@@ -48,7 +50,7 @@ public class UnknownClusterFailureAnalyzer extends AbstractFailureAnalyzer<NoSuc
 		for (String suffix : SUFFIXES) {
 			if (beanName.endsWith(suffix) && beanName.length() > suffix.length()) {
 				String cluster = beanName.substring(0, beanName.length() - suffix.length());
-				List<String> known = List.copyOf(Binder.get(this.environment)
+				List<String> known = ClusterOrder.of(this.environment, Binder.get(this.environment)
 					.bind("tandem.clusters", Bindable.mapOf(String.class, Object.class))
 					.orElse(Map.of())
 					.keySet());

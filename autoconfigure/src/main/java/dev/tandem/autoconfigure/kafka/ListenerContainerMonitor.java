@@ -31,7 +31,7 @@ import org.springframework.kafka.listener.MessageListenerContainer;
 
 import dev.tandem.autoconfigure.kafka.ListenerContainerStatus.FailedRecord;
 import dev.tandem.autoconfigure.kafka.ListenerContainerStatus.State;
-import dev.tandem.autoconfigure.diagnostics.DurationText;
+import dev.tandem.text.DurationText;
 import dev.tandem.autoconfigure.transaction.FailedRecordException;
 import dev.tandem.clients.BoundedAdmin;
 

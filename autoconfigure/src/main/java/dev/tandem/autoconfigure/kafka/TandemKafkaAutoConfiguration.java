@@ -15,7 +15,7 @@ import org.springframework.kafka.core.KafkaTemplate;
 
 import dev.tandem.autoconfigure.TandemClusters;
 import dev.tandem.autoconfigure.TandemProperties;
-import dev.tandem.autoconfigure.diagnostics.DurationText;
+import dev.tandem.text.DurationText;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
 import dev.tandem.autoconfigure.transaction.FailedRecordPolicy;
 import dev.tandem.autoconfigure.transaction.TandemTransactionAutoConfiguration;

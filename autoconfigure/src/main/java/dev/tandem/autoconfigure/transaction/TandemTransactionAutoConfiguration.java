@@ -30,7 +30,7 @@ import org.springframework.core.type.AnnotationMetadata;
 import dev.tandem.autoconfigure.TandemClusters;
 import dev.tandem.autoconfigure.TandemProperties;
 import dev.tandem.autoconfigure.coordinator.TandemCoordinatorAutoConfiguration;
-import dev.tandem.autoconfigure.diagnostics.DurationText;
+import dev.tandem.text.DurationText;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;

@@ -71,6 +71,42 @@ class CoordinatorServerPropertiesTests {
 	}
 
 	@Test
+	void kafkaClustersAreOptionalAndTheHangingCheckHasTheDocumentedDefaults() {
+		CoordinatorServerKafkaProperties properties = new CoordinatorServerKafkaProperties();
+		assertThat(properties.getClusters()).isEmpty();
+		assertThat(properties.getHanging().getTransactionTimeout()).isEqualTo(Duration.ofMinutes(15));
+		assertThat(properties.getHanging().getCheckInterval()).isEqualTo(Duration.ofMinutes(1));
+		assertThat(properties.getHanging().getTimeout()).isEqualTo(Duration.ofSeconds(10));
+	}
+
+	@Test
+	void aKafkaClusterWithoutBootstrapServersFailsStartUpNamingTheProperty() {
+		this.contextRunner
+			.withPropertyValues("tandem.coordinator.server.peer-id=solo", "tandem.coordinator.server.peers=solo=127.0.0.1:1",
+					"tandem.coordinator.server.plaintext-allowed=true",
+					"tandem.coordinator.server.data-dir=" + this.dataDir.resolve("solo"),
+					"tandem.coordinator.server.clusters.east.properties.security.protocol=PLAINTEXT")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("tandem.coordinator.server.clusters.east.bootstrap-servers is not set"));
+	}
+
+	@Test
+	void aKafkaClusterNamingAnUnknownSslBundleFailsStartUpNamingTheProperty() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class))
+			.withPropertyValues("tandem.coordinator.server.peer-id=solo", "tandem.coordinator.server.peers=solo=127.0.0.1:1",
+					"tandem.coordinator.server.plaintext-allowed=true",
+					"tandem.coordinator.server.data-dir=" + this.dataDir.resolve("solo"),
+					"tandem.coordinator.server.clusters.east.bootstrap-servers=localhost:9092",
+					"tandem.coordinator.server.clusters.east.ssl.bundle=kafka-admin")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageContaining("tandem.coordinator.server.clusters.east.ssl.bundle names SSL bundle 'kafka-admin'"));
+	}
+
+	@Test
 	void missingPeerIdFailsStartUpNamingTheProperty() {
 		this.contextRunner.withPropertyValues("tandem.coordinator.server.peers=n1=127.0.0.1:1")
 			.run((context) -> assertThat(context).hasFailed()

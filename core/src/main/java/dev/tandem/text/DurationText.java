@@ -1,4 +1,4 @@
-package dev.tandem.autoconfigure.diagnostics;
+package dev.tandem.text;
 
 import java.time.Duration;
 
@@ -7,7 +7,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Writes a duration the way people write it in {@code application.yml}: one number and the
  * largest unit that holds it exactly ({@code 5s}, {@code 1500ms}, {@code 15m}, {@code -5s}), so
- * that a message can be copied back into a property; never ISO-8601's {@code PT-5S}.
+ * that a message can be copied back into a property; never ISO-8601's {@code PT-5S}. Every Tandem
+ * module writes durations in log lines and error messages with it.
  *
  * @since 0.1.0
  */
