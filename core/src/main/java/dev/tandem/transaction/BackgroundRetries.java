@@ -9,6 +9,8 @@ import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.tandem.text.DurationText;
+
 /**
  * The manager's background thread for work that must eventually succeed: resolving in-doubt
  * transactions ({@link InDoubtQueue}) and start-up housekeeping of a cluster that was down (its
@@ -75,7 +77,7 @@ final class BackgroundRetries implements AutoCloseable {
 				whenClosed.run();
 				return;
 			}
-			logger.warn("{} failed ({}); retrying in {}", what, ex.toString(), nextDelay);
+			logger.warn("{} failed ({}); retrying in {}", what, ex.toString(), DurationText.of(nextDelay));
 			later(what, task, whenClosed, nextDelay);
 		}
 	}

@@ -20,6 +20,8 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.tandem.text.DurationText;
+
 /**
  * A consume-transform-produce loop over pipelined cross-cluster transactions: records polled
  * from one cluster are handed to a {@link BatchHandler} inside a transaction, which may send to
@@ -93,10 +95,11 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		this.outcomes = new PipelinedOutcomes<>(this::told);
 		this.maxRecords = builder.maxRecords;
 		if (builder.maxInterval.compareTo(builder.manager.transactionTimeout()) >= 0) {
-			throw new IllegalArgumentException("maxInterval " + builder.maxInterval
-					+ " is not below the manager's transaction timeout " + builder.manager.transactionTimeout()
+			throw new IllegalArgumentException("maxInterval " + DurationText.of(builder.maxInterval)
+					+ " is not below the manager's transaction timeout "
+					+ DurationText.of(builder.manager.transactionTimeout())
 					+ " (transaction.timeout.ms): a transaction left open that long is aborted by the brokers and "
-					+ "every one would fail; set a shorter maxInterval (default " + DEFAULT_MAX_INTERVAL
+					+ "every one would fail; set a shorter maxInterval (default " + DurationText.of(DEFAULT_MAX_INTERVAL)
 					+ ") or a longer CrossClusterTransactionManagerBuilder.transactionTimeout");
 		}
 		this.maxIntervalNanos = builder.maxInterval.toNanos();

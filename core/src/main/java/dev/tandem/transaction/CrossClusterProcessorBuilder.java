@@ -11,6 +11,8 @@ import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
 
+import dev.tandem.text.DurationText;
+
 /**
  * Builds a {@link CrossClusterProcessor} ({@link CrossClusterProcessor#builder}). Not thread-safe.
  * @param <K> key type
@@ -132,7 +134,7 @@ public final class CrossClusterProcessorBuilder<K, V> {
 	public CrossClusterProcessorBuilder<K, V> maxInterval(Duration maxInterval) {
 		Objects.requireNonNull(maxInterval, "maxInterval");
 		if (maxInterval.isNegative() || maxInterval.isZero() || maxInterval.compareTo(Duration.ofDays(1)) > 0) {
-			throw new IllegalArgumentException("maxInterval must be positive and at most a day, not " + maxInterval);
+			throw new IllegalArgumentException("maxInterval must be positive and at most a day, not " + DurationText.of(maxInterval));
 		}
 		this.maxInterval = maxInterval;
 		return this;

@@ -11,6 +11,7 @@ import org.apache.kafka.clients.producer.Producer;
 import org.jspecify.annotations.Nullable;
 
 import dev.tandem.clients.ClusterClients;
+import dev.tandem.text.DurationText;
 
 /**
  * Builds a {@link CrossClusterTransactionManager}. Its defaults are the {@code DEFAULT_*}
@@ -264,8 +265,8 @@ public final class CrossClusterTransactionManagerBuilder {
 	 */
 	public CrossClusterTransactionManagerBuilder leaseTimeout(Duration leaseTimeout) {
 		if (leaseTimeout.isNegative() || (!leaseTimeout.isZero() && leaseTimeout.compareTo(MIN_LEASE_TIMEOUT) < 0)) {
-			throw new IllegalArgumentException("leaseTimeout must be zero (off) or at least " + MIN_LEASE_TIMEOUT.toMillis()
-					+ " ms: " + leaseTimeout);
+			throw new IllegalArgumentException("leaseTimeout must be zero (off) or at least "
+					+ DurationText.of(MIN_LEASE_TIMEOUT) + ": " + DurationText.of(leaseTimeout));
 		}
 		this.leaseTimeout = leaseTimeout;
 		return this;
@@ -282,7 +283,7 @@ public final class CrossClusterTransactionManagerBuilder {
 	 */
 	public CrossClusterTransactionManagerBuilder staleDecisionAge(Duration staleDecisionAge) {
 		if (staleDecisionAge.isNegative() || staleDecisionAge.isZero()) {
-			throw new IllegalArgumentException("staleDecisionAge must be positive: " + staleDecisionAge);
+			throw new IllegalArgumentException("staleDecisionAge must be positive: " + DurationText.of(staleDecisionAge));
 		}
 		this.staleDecisionAge = staleDecisionAge;
 		return this;

@@ -33,7 +33,7 @@ class CrossClusterTransactionManagerBuilderTests {
 		builder.leaseTimeout(CrossClusterTransactionManagerBuilder.MIN_LEASE_TIMEOUT);
 		assertThat(builder.leaseTimeout).isEqualTo(Duration.ofMillis(300));
 		assertThatIllegalArgumentException().isThrownBy(() -> builder.leaseTimeout(Duration.ofMillis(299)))
-			.withMessage("leaseTimeout must be zero (off) or at least 300 ms: PT0.299S");
+			.withMessage("leaseTimeout must be zero (off) or at least 300ms: 299ms");
 		assertThatIllegalArgumentException().isThrownBy(() -> builder.leaseTimeout(Duration.ofMillis(-1)));
 	}
 
