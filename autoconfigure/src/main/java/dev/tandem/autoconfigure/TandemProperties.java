@@ -11,12 +11,13 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
-import dev.tandem.text.DurationText;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
 import dev.tandem.autoconfigure.transaction.FailedRecordPolicy;
 import dev.tandem.autoconfigure.transaction.ListenerPipelines;
+import dev.tandem.text.DurationText;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
+import dev.tandem.transaction.HangingTransactionsCheck;
 
 /**
  * Configuration properties for Tandem ({@code tandem.*}). Defaults the library declares (the
@@ -219,7 +220,7 @@ public class TandemProperties {
 		 * counted for the tandem.transaction.hanging gauge (an Admin listTransactions per
 		 * cluster); needs Micrometer. 0 turns the check off.
 		 */
-		private Duration hangingCheckInterval = Duration.ofMinutes(1);
+		private Duration hangingCheckInterval = HangingTransactionsCheck.DEFAULT_INTERVAL;
 
 		public Duration getHangingCheckInterval() {
 			return this.hangingCheckInterval;

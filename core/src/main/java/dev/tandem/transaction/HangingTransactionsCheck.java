@@ -24,6 +24,10 @@ import dev.tandem.text.DurationText;
  */
 public final class HangingTransactionsCheck implements AutoCloseable {
 
+	/** Default interval between two counts (the app's and the coordinator service's check). */
+	public static final Duration DEFAULT_INTERVAL = Duration.ofMinutes(1);
+
+
 	/**
 	 * Name of the gauge over {@link #count()}, for an app and for the coordinator service alike
 	 * (the chart's {@code TandemHangingTransactions} rule alerts on it).

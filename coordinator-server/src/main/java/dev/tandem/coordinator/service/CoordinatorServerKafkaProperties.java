@@ -6,6 +6,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 import dev.tandem.clients.ClusterClients;
+import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
+import dev.tandem.transaction.HangingTransactionsCheck;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.common.config.SslConfigs;
 import org.jspecify.annotations.Nullable;
@@ -149,13 +151,13 @@ public class CoordinatorServerKafkaProperties {
 		 * The served apps' tandem.transaction.timeout: a transaction of theirs open longer than
 		 * this hangs, whatever its instance's lease.
 		 */
-		private Duration transactionTimeout = Duration.ofMinutes(15);
+		private Duration transactionTimeout = CrossClusterTransactionManagerBuilder.DEFAULT_TRANSACTION_TIMEOUT;
 
 		/**
 		 * How often the hanging transactions are counted (gauge tandem.transaction.hanging, a WARN
 		 * per transaction); 0 = off.
 		 */
-		private Duration checkInterval = Duration.ofMinutes(1);
+		private Duration checkInterval = HangingTransactionsCheck.DEFAULT_INTERVAL;
 
 		/**
 		 * Bound of each read of one check or call (per cluster, and of the decision log).

@@ -9,6 +9,8 @@ import java.util.Map;
 import java.util.UUID;
 
 import dev.tandem.coordinator.client.CoordinatorGroup;
+import dev.tandem.coordinator.client.RatisDecisionLogBuilder;
+import dev.tandem.coordinator.server.CoordinatorServerBuilder;
 import dev.tandem.coordinator.state.CoordinatorQuotas;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -337,13 +339,13 @@ public class CoordinatorServerProperties {
 		/**
 		 * How often this peer asks the group to purge; 0 to never purge.
 		 */
-		private Duration interval = Duration.ofMinutes(10);
+		private Duration interval = RatisDecisionLogBuilder.DEFAULT_PURGE_INTERVAL;
 
 		/**
 		 * How long completed and aborted records, and the leases of instances that stopped
 		 * renewing, are kept; longer than any app's recovery could still ask about them.
 		 */
-		private Duration retention = Duration.ofDays(7);
+		private Duration retention = RatisDecisionLogBuilder.DEFAULT_RETENTION;
 
 		public Duration getInterval() {
 			return this.interval;
@@ -373,12 +375,12 @@ public class CoordinatorServerProperties {
 		 * it starts a pre-vote. Lower fails over faster but risks needless elections under GC
 		 * or CPU pauses.
 		 */
-		private Duration min = Duration.ofMillis(150);
+		private Duration min = CoordinatorServerBuilder.DEFAULT_ELECTION_TIMEOUT_MIN;
 
 		/**
 		 * Upper bound of the election timeout; must be greater than the lower bound.
 		 */
-		private Duration max = Duration.ofMillis(300);
+		private Duration max = CoordinatorServerBuilder.DEFAULT_ELECTION_TIMEOUT_MAX;
 
 		public Duration getMin() {
 			return this.min;
@@ -407,12 +409,12 @@ public class CoordinatorServerProperties {
 		 * Number of Raft log entries after which a snapshot is taken and the log purged up to
 		 * it.
 		 */
-		private long threshold = 10_000;
+		private long threshold = CoordinatorServerBuilder.DEFAULT_SNAPSHOT_THRESHOLD;
 
 		/**
 		 * Number of snapshot files to keep.
 		 */
-		private int retention = 2;
+		private int retention = CoordinatorServerBuilder.DEFAULT_SNAPSHOT_RETENTION;
 
 		public long getThreshold() {
 			return this.threshold;

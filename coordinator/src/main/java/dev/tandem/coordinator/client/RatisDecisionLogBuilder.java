@@ -40,9 +40,15 @@ public final class RatisDecisionLogBuilder {
 
 	Duration completionLinger = Duration.ofMillis(5);
 
-	Duration retention = Duration.ofDays(7);
+	/** Default retention of completed and aborted records and of gone instances' leases. */
+	public static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
 
-	Duration purgeInterval = Duration.ofMinutes(10);
+	/** Default interval between purges. */
+	public static final Duration DEFAULT_PURGE_INTERVAL = Duration.ofMinutes(10);
+
+	Duration retention = DEFAULT_RETENTION;
+
+	Duration purgeInterval = DEFAULT_PURGE_INTERVAL;
 
 	Duration closeTimeout = Duration.ofSeconds(5);
 

@@ -34,9 +34,21 @@ public final class CoordinatorServerBuilder {
 
 	final Path dataDir;
 
-	Duration electionTimeoutMin = Duration.ofMillis(150);
+	/** Default lower bound of the randomised election timeout (Raft §5.2). */
+	public static final Duration DEFAULT_ELECTION_TIMEOUT_MIN = Duration.ofMillis(150);
 
-	Duration electionTimeoutMax = Duration.ofMillis(300);
+	/** Default upper bound of the randomised election timeout. */
+	public static final Duration DEFAULT_ELECTION_TIMEOUT_MAX = Duration.ofMillis(300);
+
+	/** Default number of log entries after which a snapshot is taken. */
+	public static final long DEFAULT_SNAPSHOT_THRESHOLD = 10_000;
+
+	/** Default number of snapshot files kept. */
+	public static final int DEFAULT_SNAPSHOT_RETENTION = 2;
+
+	Duration electionTimeoutMin = DEFAULT_ELECTION_TIMEOUT_MIN;
+
+	Duration electionTimeoutMax = DEFAULT_ELECTION_TIMEOUT_MAX;
 
 	@Nullable Duration firstElectionTimeoutMin;
 
@@ -46,9 +58,9 @@ public final class CoordinatorServerBuilder {
 
 	boolean snapshotOnStop = true;
 
-	long snapshotThreshold = 10_000;
+	long snapshotThreshold = DEFAULT_SNAPSHOT_THRESHOLD;
 
-	int snapshotRetention = 2;
+	int snapshotRetention = DEFAULT_SNAPSHOT_RETENTION;
 
 	@Nullable String bindHost;
 

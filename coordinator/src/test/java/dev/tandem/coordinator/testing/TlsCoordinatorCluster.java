@@ -8,6 +8,7 @@ import dev.tandem.coordinator.client.RatisDecisionLog;
 import dev.tandem.coordinator.security.AccessPolicy;
 import dev.tandem.coordinator.security.CoordinatorTls;
 import dev.tandem.coordinator.server.CoordinatorServer;
+import dev.tandem.coordinator.server.CoordinatorServerBuilder;
 import dev.tandem.test.TestCertificates;
 
 /**
@@ -58,7 +59,7 @@ public final class TlsCoordinatorCluster implements AutoCloseable {
 	 * @throws org.awaitility.core.ConditionTimeoutException if no leader is elected in time
 	 */
 	public static TlsCoordinatorCluster start(Path directory, AccessPolicy policy,
-			Consumer<CoordinatorServer.Builder> customizer, Duration timeout) {
+			Consumer<CoordinatorServerBuilder> customizer, Duration timeout) {
 		TestCertificates authority = TestCertificates.create(directory.resolve("certs"), "tandem-test-ca");
 		CoordinatorTls peer = tls(authority.issue(PEER));
 		CoordinatorCluster cluster = CoordinatorCluster.start(directory.resolve("peers"), PEERS, (server) -> {
