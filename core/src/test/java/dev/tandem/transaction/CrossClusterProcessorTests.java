@@ -32,6 +32,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import dev.tandem.test.ClusterPreset;
 import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
+import dev.tandem.text.DurationText;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -363,7 +364,7 @@ class CrossClusterProcessorTests {
 			.handler(copyWest());
 		assertThatExceptionOfType(IllegalArgumentException.class).isThrownBy(builder::build)
 			.withMessageContaining("transaction.timeout.ms")
-			.withMessageContaining(manager.transactionTimeout().toString());
+			.withMessageContaining(DurationText.of(manager.transactionTimeout()));
 		CrossClusterProcessorBuilder<String, String> fresh = CrossClusterProcessor.builder(manager,
 				consumer(manager, 100));
 		assertThatExceptionOfType(NullPointerException.class).isThrownBy(() -> fresh.maxInterval(null))
