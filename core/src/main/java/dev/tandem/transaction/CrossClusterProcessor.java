@@ -35,8 +35,9 @@ import dev.tandem.text.DurationText;
  * every undecided later one are aborted, the consumer is rewound to the first offset of each
  * partition that was not committed, the failure is thrown from {@link #poll(Duration)} once,
  * and the next poll delivers those records again; the records of a transaction with a heuristic
- * outcome are not delivered again ({@link PipelinedOutcomes}, the one rewind policy). On a rebalance the processor commits what it
- * has and drains the pipeline before partitions are revoked.
+ * outcome are not delivered again ({@link PipelinedOutcomes}, the one rewind policy). On a
+ * rebalance the processor commits what it has and drains the pipeline before partitions are
+ * revoked.
  * <p>
  * Confined to one thread, the one that calls {@link #poll(Duration)}; the
  * {@link ProcessorListener} is called on the pipeline's committing thread.
@@ -53,9 +54,9 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 	public static final int DEFAULT_DEPTH = 2;
 
 	/**
-	 * Default {@link CrossClusterProcessorBuilder#maxRecords(int)}: each transaction costs a decision and a commit on
-	 * every cluster, whatever its size, so at full speed larger ones copy more per second; at low
-	 * rates {@code maxInterval} closes them first. Chosen by {@code ThroughputBench}
+	 * Default {@link CrossClusterProcessorBuilder#maxRecords(int)}: each transaction costs a
+	 * decision and a commit on every cluster, whatever its size, so at full speed larger ones copy
+	 * more per second; at low rates {@code maxInterval} closes them first. Chosen by {@code ThroughputBench}
 	 * ({@code docs/benchmarks.md}).
 	 */
 	public static final int DEFAULT_MAX_RECORDS = 5000;
