@@ -134,7 +134,8 @@ public final class CrossClusterProcessorBuilder<K, V> {
 	public CrossClusterProcessorBuilder<K, V> maxInterval(Duration maxInterval) {
 		Objects.requireNonNull(maxInterval, "maxInterval");
 		if (maxInterval.isNegative() || maxInterval.isZero() || maxInterval.compareTo(Duration.ofDays(1)) > 0) {
-			throw new IllegalArgumentException("maxInterval must be positive and at most a day, not " + DurationText.of(maxInterval));
+			throw new IllegalArgumentException(
+					"maxInterval must be positive and at most a day, not " + DurationText.of(maxInterval));
 		}
 		this.maxInterval = maxInterval;
 		return this;

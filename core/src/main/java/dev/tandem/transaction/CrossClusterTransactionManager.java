@@ -31,10 +31,12 @@ import dev.tandem.transaction.internals.ProducerInternals;
 /**
  * Runs cross-cluster transactions for one app instance: starts its collaborators, begins
  * transactions, and shows what is in flight. The jobs live in their own classes
- * ({@code docs/architecture.md}, "{@code dev.tandem.transaction}, class by class"): the clusters' client configurations
- * ({@link ClusterClients}), the participant slots and their producers ({@code ParticipantPool}),
- * recovery and takeover ({@code TransactionRecovery}), the retry queue of in-doubt outcomes ({@code InDoubtQueue}), an operator's settlement ({@code OperatorSettlement}), the listener fan-out; each
- * transaction gets a narrow {@code TransactionContext} of what it uses.
+ * ({@code docs/architecture.md}, "{@code dev.tandem.transaction}, class by class"): the
+ * clusters' client configurations ({@link ClusterClients}), the participant slots and their
+ * producers ({@code ParticipantPool}), recovery and takeover ({@code TransactionRecovery}), the
+ * retry queue of in-doubt outcomes ({@code InDoubtQueue}), an operator's settlement
+ * ({@code OperatorSettlement}), the listener fan-out; each transaction gets a narrow
+ * {@code TransactionContext} of what it uses.
  * <p>
  * Lifecycle: build, {@link #start()} (recovers in-doubt transactions, then initializes the
  * producers, which fences zombies and aborts anything undecided), {@link #begin()} any number of
