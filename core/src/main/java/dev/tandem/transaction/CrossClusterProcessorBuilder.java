@@ -17,7 +17,7 @@ import dev.tandem.text.DurationText;
  * Builds a {@link CrossClusterProcessor} ({@link CrossClusterProcessor#builder}). Not thread-safe.
  * @param <K> key type
  * @param <V> value type
- * @since 0.2.0
+ * @since 0.1.0
  */
 public final class CrossClusterProcessorBuilder<K, V> {
 

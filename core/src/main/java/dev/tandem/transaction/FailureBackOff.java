@@ -14,7 +14,7 @@ import dev.tandem.text.DurationText;
  * <p>
  * Not thread-safe: one per loop.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 public final class FailureBackOff {
 

@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * that found it complete), and must not call back into the ledger.
  *
  * @param <A> what the caller attaches to each transaction
- * @since 0.2.0
+ * @since 0.1.0
  */
 public final class PipelinedOutcomes<A> {
 

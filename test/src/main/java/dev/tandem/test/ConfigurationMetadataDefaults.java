@@ -30,7 +30,7 @@ import org.springframework.util.ClassUtils;
  * Needs Spring Boot and json-path on the test class path (optional dependencies of the kit).
  * Stateless; thread-safe.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 public final class ConfigurationMetadataDefaults {
 
