@@ -229,7 +229,20 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 	private void handle(ConsumerRecords<K, V> records) {
 		Open current = this.open;
 		if (current == null) {
-			current = new Open(this.pipeline.begin());
+			try {
+				current = new Open(this.pipeline.begin());
+			}
+			catch (RuntimeException ex) {
+				// The poll moved past these records and no transaction holds them: put them back,
+				// or a later transaction's offsets would commit past them.
+				Set<TopicPartition> assigned = this.consumer.assignment();
+				for (TopicPartition partition : records.partitions()) {
+					if (assigned.contains(partition)) {
+						this.consumer.seek(partition, records.records(partition).get(0).offset());
+					}
+				}
+				throw ex;
+			}
 			this.open = current;
 		}
 		for (TopicPartition partition : records.partitions()) {

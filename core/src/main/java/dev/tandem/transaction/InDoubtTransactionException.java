@@ -2,6 +2,7 @@ package dev.tandem.transaction;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -57,7 +58,8 @@ public class InDoubtTransactionException extends TandemException {
 	 *     the work may run again)
 	 * @throws HeuristicOutcomeException if it was resolved with a mixed outcome
 	 * @throws InDoubtTransactionException this exception if no outcome is tracked, or another if
-	 *     the instance closed before resolving it (its next start or a takeover does)
+	 *     the instance closed before resolving it (its next start or a takeover does) or the
+	 *     outcome's future was cancelled
 	 * @throws TimeoutException if the outcome is not known within the timeout
 	 * @throws InterruptedException if the waiting thread is interrupted
 	 */
@@ -68,11 +70,18 @@ public class InDoubtTransactionException extends TandemException {
 		}
 		TransactionState resolved;
 		try {
-			resolved = (timeout != null) ? eventual.get(timeout.toMillis(), TimeUnit.MILLISECONDS) : eventual.get();
+			// a timeout of a year or more waits as long as it takes (Duration.toMillis could overflow)
+			boolean bounded = timeout != null && timeout.compareTo(Duration.ofDays(365)) < 0;
+			resolved = bounded ? eventual.get(timeout.toMillis(), TimeUnit.MILLISECONDS) : eventual.get();
 		}
 		catch (ExecutionException ex) {
 			throw (ex.getCause() instanceof RuntimeException runtime) ? runtime
 					: new TandemException("Resolution of " + this.transactionId + " failed", ex.getCause());
+		}
+		catch (CancellationException ex) {
+			// someone cancelled the public future: the outcome is still not known here
+			throw new InDoubtTransactionException(this.transactionId, "The outcome of " + this.transactionId
+					+ " was cancelled before it was known; the transaction stays in-doubt", ex);
 		}
 		requireCommitted(this.transactionId, resolved, this, "it was resolved as aborted", this.heuristics);
 	}
@@ -111,7 +120,8 @@ public class InDoubtTransactionException extends TandemException {
 	/**
 	 * Returns the eventual outcome, completed by background resolution with
 	 * {@link TransactionState#COMMITTED}, {@link TransactionState#ABORTED} or
-	 * {@link TransactionState#HEURISTIC_MIXED}; it never completes if the instance stops first.
+	 * {@link TransactionState#HEURISTIC_MIXED}; it fails with an {@link InDoubtTransactionException}
+	 * if the instance closes first (its next start, or a takeover, resolves the transaction).
 	 * @return the outcome, or null when none is tracked
 	 */
 	public @Nullable CompletableFuture<TransactionState> outcome() {

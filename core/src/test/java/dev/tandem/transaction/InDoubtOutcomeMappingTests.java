@@ -53,6 +53,20 @@ class InDoubtOutcomeMappingTests {
 	}
 
 	@Test
+	void aCancelledOutcomeLeavesTheTransactionInDoubt() {
+		CompletableFuture<TransactionState> outcome = new CompletableFuture<>();
+		outcome.cancel(false);
+		assertThatThrownBy(() -> inDoubt(outcome).awaitCommitted(null)).isInstanceOf(InDoubtTransactionException.class)
+			.hasMessageContaining("stays in-doubt");
+	}
+
+	@Test
+	void aTimeoutTooLongForMillisecondsWaitsForTheOutcome() {
+		assertThatCode(() -> inDoubt(CompletableFuture.completedFuture(TransactionState.COMMITTED))
+			.awaitCommitted(java.time.temporal.ChronoUnit.FOREVER.getDuration())).doesNotThrowAnyException();
+	}
+
+	@Test
 	void withoutATrackedOutcomeTheExceptionItselfIsThrown() {
 		InDoubtTransactionException untracked = new InDoubtTransactionException("app-1", "in doubt", null);
 		assertThatThrownBy(() -> untracked.awaitCommitted(null)).isSameAs(untracked);

@@ -8,6 +8,7 @@ import java.util.Map;
 
 import dev.tandem.text.DurationText;
 import dev.tandem.transaction.HangingTransactions;
+import dev.tandem.transaction.TandemException;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -90,7 +91,8 @@ public class CoordinatorHangingTransactionsEndpoint {
 	@WriteOperation
 	public HangingTransactions.Hanging abort(@Selector String cluster, @Selector String transactionalId) {
 		if (this.finder == null || !this.clusters.contains(cluster)) {
-			throw invalid("Cluster '" + cluster + "' is not one of tandem.coordinator.server.clusters " + this.clusters);
+			throw invalid("Cluster '" + shortened(cluster) + "' is not one of tandem.coordinator.server.clusters "
+					+ this.clusters);
 		}
 		try {
 			HangingTransactions.Hanging aborted = this.finder.abort(cluster, transactionalId, this.timeout);
@@ -102,10 +104,22 @@ public class CoordinatorHangingTransactionsEndpoint {
 		catch (IllegalArgumentException | IllegalStateException ex) {
 			throw invalid(ex.getMessage());
 		}
+		catch (TandemException ex) {
+			// the cluster or the decision log did not answer: nothing was aborted, say why
+			throw invalid("Nothing aborted: " + ex.getMessage() + " (retry once cluster '" + cluster + "' answers)");
+		}
 	}
 
+	/** A 400 saying why; a message grown by echoed input is cut at 1,000 characters. */
 	private static InvalidEndpointRequestException invalid(String message) {
-		return new InvalidEndpointRequestException(message, message);
+		String reason = (message.length() <= 1000) ? message : message.substring(0, 1000) + "...";
+		return new InvalidEndpointRequestException(reason, reason);
+	}
+
+	/** A selector as echoed in a refusal: at most 255 characters of it. */
+	private static String shortened(String selector) {
+		return (selector.length() <= 255) ? selector
+				: selector.substring(0, 255) + "... (" + selector.length() + " characters)";
 	}
 
 	/**
