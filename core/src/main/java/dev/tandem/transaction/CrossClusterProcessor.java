@@ -371,8 +371,9 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 	}
 
 	/**
-	 * Commits the open transaction and waits for every commit; does not close the consumer or
-	 * the manager. A failure is logged. Idempotent.
+	 * Commits the open transaction and waits for every commit under way (a transaction whose
+	 * outcome is in doubt is left to the manager's recovery, {@link TransactionPipeline#close()});
+	 * does not close the consumer or the manager. A failure is logged. Idempotent.
 	 */
 	@Override
 	public void close() {
@@ -380,15 +381,22 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 			return;
 		}
 		try {
-			commitAndDrain();
-			if (this.pendingFailure != null) {
-				logger.warn("Cross-cluster processor closed after a failure; its records are delivered again to the next "
-						+ "consumer: {}", this.pendingFailure.toString());
+			if (this.open != null) {
+				closeOpen();
 			}
+		}
+		catch (RuntimeException ex) {
+			// fail() ran: the open transaction aborted, its records go to the next consumer
+			this.pendingFailure = ex;
 		}
 		finally {
 			this.closed = true;
 			this.pipeline.close();
+		}
+		Throwable failure = (this.pendingFailure != null) ? this.pendingFailure : this.outcomes.failure();
+		if (failure != null) {
+			logger.warn("Cross-cluster processor closed after a failure; the records of its transactions that did not "
+					+ "commit are delivered again to the next consumer: {}", failure.toString());
 		}
 	}
 

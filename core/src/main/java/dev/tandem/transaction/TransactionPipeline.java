@@ -73,6 +73,12 @@ public final class TransactionPipeline implements AutoCloseable {
 
 	private final Deque<CompletableFuture<Void>> submitted = new ArrayDeque<>();
 
+	/** How often a committing thread waiting for an in-doubt outcome looks whether the pipeline closes. */
+	private static final Duration IN_DOUBT_POLL = Duration.ofMillis(200);
+
+	/** Set by {@link #close()}: in-doubt outcomes are no longer waited for. */
+	private volatile boolean closing;
+
 	/** The first failure since the last drain: set on the committing thread, read on both. */
 	private volatile @Nullable Throwable failure;
 
@@ -229,13 +235,22 @@ public final class TransactionPipeline implements AutoCloseable {
 			transaction.finishCommit(prepared);
 		}
 		catch (InDoubtTransactionException ex) {
-			try {
-				ex.awaitCommitted(null);
+			// Wait while the pipeline runs; once it closes, leave the outcome to recovery (the
+			// manager's retry queue, or the next start) instead of holding close() for it.
+			while (!this.closing) {
+				try {
+					ex.awaitCommitted(IN_DOUBT_POLL);
+					return;
+				}
+				catch (java.util.concurrent.TimeoutException notYet) {
+					// still in-doubt: look at closing again
+				}
+				catch (InterruptedException interrupted) {
+					Thread.currentThread().interrupt();
+					throw ex;
+				}
 			}
-			catch (InterruptedException interrupted) {
-				Thread.currentThread().interrupt();
-				throw ex;
-			}
+			throw ex;
 		}
 	}
 
@@ -277,14 +292,19 @@ public final class TransactionPipeline implements AutoCloseable {
 	}
 
 	/**
-	 * Drains (a failure is logged, not thrown), then stops the committing thread. The manager
-	 * stays open. Idempotent.
+	 * Drains (a failure is logged, not thrown), then stops the committing thread. Commits under
+	 * way end as usual (each within its own timeouts); a transaction waiting for an in-doubt
+	 * outcome is no longer waited for: it fails with its {@link InDoubtTransactionException} and
+	 * stays with the manager's recovery (resolved in the background while the manager runs, or at
+	 * its next start), so closing never waits for a decision log or cluster that does not answer.
+	 * The manager stays open. Idempotent.
 	 */
 	@Override
 	public void close() {
 		if (this.closed) {
 			return;
 		}
+		this.closing = true;
 		try {
 			drain();
 		}

@@ -23,6 +23,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -350,6 +351,93 @@ class CrossClusterProcessorTests {
 		List<String> copied = ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic);
 		assertThat(copied).hasSize(total);
 		assertThat(new HashSet<>(copied)).hasSize(total);
+	}
+
+	/**
+	 * Closing with a transaction in doubt (the decision log stopped answering after its
+	 * prepare) returns instead of waiting for the log: the transaction stays with the manager's
+	 * recovery (found by a breaking trial: close() blocked for as long as the log was down).
+	 */
+	@Test
+	void closeWithAnInDoubtTransactionInFlightLeavesItToRecovery() throws Exception {
+		UnreachableWhenDown log = new UnreachableWhenDown();
+		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
+			.slots(4)
+			.cluster("east", clientConfig("east"))
+			.cluster("west", clientConfig("west"))
+			.idPrefix("pipeline")
+			.instanceId(this.topic)
+			.decisionLog(log)
+			.commitTimeout(Duration.ofSeconds(10))
+			.decisionTimeout(Duration.ofSeconds(1))
+			.recoveryInterval(Duration.ofMillis(200))
+			.build();
+		manager.start();
+		this.closeables.add(manager);
+		produceSource(30);
+		CrossClusterProcessor<String, String> processor = CrossClusterProcessor.builder(manager, consumer(manager, 10))
+			.subscribe(List.of(this.topic))
+			.maxRecords(1000)
+			.maxInterval(Duration.ofSeconds(5))
+			.handler(copyWest())
+			.build();
+		await().atMost(Duration.ofSeconds(30)).pollInSameThread().until(() -> {
+			processor.poll(Duration.ofMillis(100));
+			return processor.inFlight() > 0;
+		});
+		log.down.set(true);
+		processor.flush(); // records on west, offsets on east: a decision is needed, and cannot be written
+		await().atMost(Duration.ofSeconds(30)).until(() -> manager.inDoubtCount() > 0);
+		CompletableFuture<Void> closing = CompletableFuture.runAsync(processor::close);
+
+		await().atMost(Duration.ofSeconds(30)).until(closing::isDone);
+		assertThat(closing).isNotCompletedExceptionally();
+		assertThat(manager.inDoubtCount()).isEqualTo(1);
+		log.down.set(false);
+		// recovery resolves it once the log answers: no decision was recorded, so it aborts
+		await().atMost(Duration.ofSeconds(30)).until(() -> manager.inDoubtCount() == 0);
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
+	}
+
+	/** A decision log that stops answering while {@code down}. */
+	private static final class UnreachableWhenDown extends ForwardingDecisionLog {
+
+		final AtomicBoolean down = new AtomicBoolean();
+
+		UnreachableWhenDown() {
+			super(new InMemoryDecisionLog());
+		}
+
+		private void check() {
+			if (this.down.get()) {
+				throw new DecisionLogException("decision log unreachable (test)");
+			}
+		}
+
+		@Override
+		public Decision decide(Decision decision, Duration timeout) {
+			check();
+			return super.decide(decision, timeout);
+		}
+
+		@Override
+		public Decision decide(Decision decision, @Nullable String incarnation, Duration timeout) {
+			check();
+			return super.decide(decision, incarnation, timeout);
+		}
+
+		@Override
+		public void abort(String transactionId, String owner, Duration timeout) {
+			check();
+			super.abort(transactionId, owner, timeout);
+		}
+
+		@Override
+		public DecisionState state(String transactionId, Duration timeout) {
+			check();
+			return super.state(transactionId, timeout);
+		}
+
 	}
 
 	@Test

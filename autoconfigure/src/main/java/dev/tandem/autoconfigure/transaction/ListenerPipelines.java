@@ -123,7 +123,8 @@ public final class ListenerPipelines implements ApplicationListener<KafkaEvent>,
 		else if (event instanceof ConsumerStoppingEvent stopping && stopping.getConsumer() != null) {
 			ConsumerPipeline pipeline = this.pipelines.remove(stopping.getConsumer());
 			if (pipeline != null) {
-				pipeline.drainAndRewind(stopping.getConsumer(), List.of());
+				// waits for the commits under way, not for an in-doubt outcome (TransactionPipeline.close);
+				// a stopping consumer's position is not kept, so there is nothing to rewind
 				pipeline.close();
 			}
 		}
