@@ -71,15 +71,23 @@ class CrossClusterProcessorTests {
 	}
 
 	private CrossClusterTransactionManager manager() {
-		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
+		return manager((builder) -> {
+		});
+	}
+
+	/** A started manager of both clusters; {@code custom} changes the defaults of these tests. */
+	private CrossClusterTransactionManager manager(
+			java.util.function.Consumer<CrossClusterTransactionManagerBuilder> custom) {
+		CrossClusterTransactionManagerBuilder builder = CrossClusterTransactionManager.builder()
 			.slots(4)
 			.cluster("east", clientConfig("east"))
 			.cluster("west", clientConfig("west"))
 			.idPrefix("pipeline")
 			.instanceId(this.topic)
 			.decisionLog(new InMemoryDecisionLog())
-			.commitTimeout(Duration.ofSeconds(10))
-			.build();
+			.commitTimeout(Duration.ofSeconds(10));
+		custom.accept(builder);
+		CrossClusterTransactionManager manager = builder.build();
 		manager.start();
 		this.closeables.add(manager);
 		return manager;
@@ -310,17 +318,8 @@ class CrossClusterProcessorTests {
 	 */
 	@Test
 	void recordsPolledWhenNoTransactionCanBeBegunAreDeliveredAgain() throws Exception {
-		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
-			.slots(2)
-			.cluster("east", clientConfig("east"))
-			.cluster("west", clientConfig("west"))
-			.idPrefix("pipeline")
-			.instanceId(this.topic)
-			.decisionLog(new InMemoryDecisionLog())
-			.commitTimeout(Duration.ofSeconds(2))
-			.build();
-		manager.start();
-		this.closeables.add(manager);
+		CrossClusterTransactionManager manager = manager(
+				(builder) -> builder.slots(2).commitTimeout(Duration.ofSeconds(2)));
 		int total = 60;
 		produceSource(total);
 		CrossClusterProcessor<String, String> processor = CrossClusterProcessor.builder(manager, consumer(manager, 10))
@@ -361,19 +360,9 @@ class CrossClusterProcessorTests {
 	@Test
 	void closeWithAnInDoubtTransactionInFlightLeavesItToRecovery() throws Exception {
 		UnreachableWhenDown log = new UnreachableWhenDown();
-		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
-			.slots(4)
-			.cluster("east", clientConfig("east"))
-			.cluster("west", clientConfig("west"))
-			.idPrefix("pipeline")
-			.instanceId(this.topic)
-			.decisionLog(log)
-			.commitTimeout(Duration.ofSeconds(10))
+		CrossClusterTransactionManager manager = manager((builder) -> builder.decisionLog(log)
 			.decisionTimeout(Duration.ofSeconds(1))
-			.recoveryInterval(Duration.ofMillis(200))
-			.build();
-		manager.start();
-		this.closeables.add(manager);
+			.recoveryInterval(Duration.ofMillis(200)));
 		produceSource(30);
 		CrossClusterProcessor<String, String> processor = CrossClusterProcessor.builder(manager, consumer(manager, 10))
 			.subscribe(List.of(this.topic))
