@@ -63,16 +63,6 @@ public final class PipelinedOutcomes<A> {
 	}
 
 	/**
-	 * Creates a ledger whose outcomes nobody listens to.
-	 * @param <A> what the caller attaches
-	 * @return the ledger
-	 */
-	public static <A> PipelinedOutcomes<A> unobserved() {
-		return new PipelinedOutcomes<>((attachment, failure) -> {
-		});
-	}
-
-	/**
 	 * Enters a transaction handed to the pipeline ({@link TransactionPipeline#commitAsync}).
 	 * @param attachment what the listener gets back with its outcome
 	 * @param firstOffsets the consumer's first offset of each partition the transaction holds

@@ -184,6 +184,7 @@ public final class ListenerPipelines implements ApplicationListener<KafkaEvent>,
 			if (this.outcomes.failure() == null) {
 				return false;
 			}
+			drain();
 			rewind(consumer, delivery);
 			return true;
 		}
@@ -211,8 +212,8 @@ public final class ListenerPipelines implements ApplicationListener<KafkaEvent>,
 			}
 		}
 
+		/** After {@link #drain()}: every outcome is known. */
 		private void rewind(Consumer<?, ?> consumer, List<ConsumerRecord<?, ?>> delivery) {
-			drain();
 			PipelinedOutcomes.Rewind rewind = this.outcomes.rewind(ListenerInvocation.firstOffsets(delivery));
 			ListenerInvocation.seek(consumer, rewind.offsets());
 			int failures = this.failuresInARow.incrementAndGet();
