@@ -218,9 +218,8 @@ class InstanceTakeoverTests {
 				stallMs, LEASE.toMillis());
 	}
 
-	@Test
-	void anOpenTransactionOfAnInstanceKilledWithoutASurvivorIsListedAsHangingWithinOneLeaseTimeout() {
-		// an instance of the app that reads but takes nothing over (leases off): no survivor
+	/** A started instance of the app that reads but takes nothing over (leases off). */
+	private CrossClusterTransactionManager observer() {
 		CrossClusterTransactionManager observer = CrossClusterTransactionManager.builder()
 			.cluster("east", clientConfig("east"))
 			.cluster("west", clientConfig("west"))
@@ -232,6 +231,13 @@ class InstanceTakeoverTests {
 			.build();
 		observer.start();
 		this.managers.add(observer);
+		return observer;
+	}
+
+	@Test
+	void anOpenTransactionOfAnInstanceKilledWithoutASurvivorIsListedAsHangingWithinOneLeaseTimeout() {
+		// an instance of the app that reads but takes nothing over (leases off): no survivor
+		CrossClusterTransactionManager observer = observer();
 		io.micrometer.core.instrument.simple.SimpleMeterRegistry meters = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
 		HangingTransactionsGauge gauge = new HangingTransactionsGauge(observer, meters, Duration.ofMillis(200),
 				Duration.ofSeconds(5));
@@ -293,17 +299,7 @@ class InstanceTakeoverTests {
 
 	@Test
 	void aHangingParticipantOfADecidedTransactionIsNeverAbortedByHand() {
-		CrossClusterTransactionManager observer = CrossClusterTransactionManager.builder()
-			.cluster("east", clientConfig("east"))
-			.cluster("west", clientConfig("west"))
-			.idPrefix(this.topic)
-			.instanceId("observer")
-			.decisionLog(log())
-			.transactionTimeout(Duration.ofMinutes(5))
-			.leaseTimeout(Duration.ZERO)
-			.build();
-		observer.start();
-		this.managers.add(observer);
+		CrossClusterTransactionManager observer = observer();
 		String id = killedAt(ProtocolStep.AFTER_DECISION);
 		HangingTransactions.Hanging west = await().atMost(LEASE.plus(Duration.ofSeconds(10)))
 			.until(() -> observer.hangingTransactions(Duration.ofSeconds(5)).transactions()
