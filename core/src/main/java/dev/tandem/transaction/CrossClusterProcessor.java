@@ -72,7 +72,7 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 
 	private final CommitHook beforeCommit;
 
-	private final ProcessorListener listener;
+	private final List<ProcessorListener> listeners;
 
 	private final int maxRecords;
 
@@ -92,7 +92,7 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		this.consumer = builder.consumer;
 		this.handler = Objects.requireNonNull(builder.handler, "handler");
 		this.beforeCommit = builder.beforeCommit;
-		this.listener = builder.listener;
+		this.listeners = List.copyOf(builder.listeners);
 		this.outcomes = new PipelinedOutcomes<>(this::told);
 		this.maxRecords = builder.maxRecords;
 		if (builder.maxInterval.compareTo(builder.manager.transactionTimeout()) >= 0) {
@@ -284,13 +284,20 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 				this.pipeline.commitAsync(transaction));
 	}
 
-	/** Tells the listener a transaction's outcome, in begin order (the ledger's thread). */
+	/** Tells the listeners a transaction's outcome, in begin order (the ledger's thread). */
 	private void told(Closed closed, @Nullable Throwable failure) {
-		if (failure == null) {
-			this.listener.onCommitted(closed.transactionId(), closed.records(), closed.next());
-		}
-		else {
-			this.listener.onAborted(closed.transactionId(), failure);
+		for (ProcessorListener listener : this.listeners) {
+			try {
+				if (failure == null) {
+					listener.onCommitted(closed.transactionId(), closed.records(), closed.next());
+				}
+				else {
+					listener.onAborted(closed.transactionId(), failure);
+				}
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Outcome listener {} failed on transaction {}", listener, closed.transactionId(), ex);
+			}
 		}
 	}
 

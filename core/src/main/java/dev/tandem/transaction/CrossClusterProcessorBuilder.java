@@ -1,6 +1,7 @@
 package dev.tandem.transaction;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
@@ -46,8 +47,7 @@ public final class CrossClusterProcessorBuilder<K, V> {
 	CrossClusterProcessor.CommitHook beforeCommit = (transaction, next) -> {
 	};
 
-	CrossClusterProcessor.ProcessorListener listener = new CrossClusterProcessor.ProcessorListener() {
-	};
+	final List<CrossClusterProcessor.ProcessorListener> listeners = new ArrayList<>();
 
 	CrossClusterProcessorBuilder(CrossClusterTransactionManager manager, Consumer<K, V> consumer) {
 		this.manager = Objects.requireNonNull(manager, "manager");
@@ -179,12 +179,14 @@ public final class CrossClusterProcessorBuilder<K, V> {
 	}
 
 	/**
-	 * Sets the listener of outcomes.
+	 * Adds a listener of outcomes. May be called more than once: each outcome is told to every
+	 * listener, in the order they were added (one that throws is logged and the next is still
+	 * told).
 	 * @param listener the listener
 	 * @return this builder
 	 */
 	public CrossClusterProcessorBuilder<K, V> listener(CrossClusterProcessor.ProcessorListener listener) {
-		this.listener = Objects.requireNonNull(listener);
+		this.listeners.add(Objects.requireNonNull(listener));
 		return this;
 	}
 

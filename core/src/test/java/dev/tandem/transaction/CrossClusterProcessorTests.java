@@ -282,6 +282,18 @@ class CrossClusterProcessorTests {
 					}
 				}
 			})
+			// a listener that throws does not keep the next one from being told
+			.listener(new CrossClusterProcessor.ProcessorListener() {
+				@Override
+				public void onCommitted(String transactionId, int records, Map<TopicPartition, OffsetAndMetadata> next) {
+					throw new IllegalStateException("first listener fails on " + transactionId);
+				}
+
+				@Override
+				public void onAborted(String transactionId, Throwable cause) {
+					throw new IllegalStateException("first listener fails on " + transactionId);
+				}
+			})
 			.listener(new CrossClusterProcessor.ProcessorListener() {
 				@Override
 				public void onCommitted(String transactionId, int records, Map<TopicPartition, OffsetAndMetadata> next) {

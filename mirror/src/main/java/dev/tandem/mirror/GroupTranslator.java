@@ -6,13 +6,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
 import dev.tandem.mirror.GroupOffsetFollower.Snapshot;
-import dev.tandem.mirror.TranslatedOffsets.Key;
-import dev.tandem.mirror.TranslatedOffsets.Translation;
+import dev.tandem.transaction.CrossClusterProcessor;
 import dev.tandem.transaction.CrossClusterTransaction;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 
@@ -20,22 +20,27 @@ import dev.tandem.transaction.CrossClusterTransactionManager;
  * The translation job: translates the selected groups' committed source offsets with the
  * mappings of committed transactions only ({@link OffsetMappings}) and writes them to the targets
  * ({@link CrossClusterTransaction#sendGroupOffsets}), either in the mirror's open transaction
- * ({@link #beforeCommit}) or, when the mirror is idle, in a transaction of their own
- * ({@link #translateIdle}).
+ * ({@link #beforeCommit}) or, when the mirror is idle, in a transaction of its own
+ * ({@link #translateIdle}); and what came of them: the translations of each transaction until its
+ * outcome is told ({@link #onCommitted}, {@link #onAborted}), then per target, group and remote
+ * partition the highest offset committed, when each group was last in sync, and the groups
+ * suspended because a transaction that translated them aborted (skipped until the follower reads
+ * the groups again).
  * <p>
  * A translated offset is written for a group, a target and a partition when it is greater than
  * what the group already has there (its committed offset on the target, the mirror's last
  * committed translation, and translations still in flight): a group never moves backwards. A
- * group with members on the target is skipped; one whose translated commit made a transaction
- * abort is skipped until the next group read.
+ * group with members on the target is skipped.
  * <p>
- * Called on the polling thread only (its fields are that thread's); it holds no lock. Each pass
- * reads the translations in flight ({@link MirrorTransactions#inFlightFloors}) before the committed
- * ones ({@link TranslatedOffsets#written}): a transaction resolved meanwhile on the pipeline's
- * thread is seen in one or the other, since the ledger records its translations as committed
- * before it lets go of them.
+ * Thread-safety: {@link #beforeCommit} and {@link #translateIdle} run on the polling thread alone
+ * (the two read markers are that thread's); the outcomes are told on the pipeline's committing
+ * thread (or on the polling thread); the state they share is in concurrent maps, no lock.
+ * {@link #written} and {@link #lastSync} may be read from any thread. Each pass reads the
+ * translations in flight before the committed ones: a transaction resolved meanwhile is seen in
+ * one or the other, since {@link #onCommitted} records its translations as committed before it
+ * lets go of them.
  */
-final class GroupTranslator {
+final class GroupTranslator implements CrossClusterProcessor.ProcessorListener {
 
 	private final MirrorSettings settings;
 
@@ -45,9 +50,17 @@ final class GroupTranslator {
 
 	private final OffsetMappings mappings;
 
-	private final TranslatedOffsets translated;
+	/** Transaction id -> the translations it carries, until its outcome is told. */
+	private final Map<String, List<Translation>> inFlight = new ConcurrentHashMap<>();
 
-	private final MirrorTransactions transactions;
+	/** The highest committed translation per key. */
+	private final Map<Key, Long> written = new ConcurrentHashMap<>();
+
+	/** group@target -> epoch ms. */
+	private final Map<String, Long> lastSync = new ConcurrentHashMap<>();
+
+	/** group -> the follower's read (epoch ms) after which the group is translated again. */
+	private final Map<String, Long> suspended = new ConcurrentHashMap<>();
 
 	private long idleSnapshotAt;
 
@@ -55,13 +68,11 @@ final class GroupTranslator {
 	private long translatedSnapshotAt = -1;
 
 	GroupTranslator(MirrorSettings settings, GroupOffsetFollower follower, Assignment assignment,
-			OffsetMappings mappings, TranslatedOffsets translated, MirrorTransactions transactions) {
+			OffsetMappings mappings) {
 		this.settings = settings;
 		this.follower = follower;
 		this.assignment = assignment;
 		this.mappings = mappings;
-		this.translated = translated;
-		this.transactions = transactions;
 	}
 
 	/**
@@ -72,7 +83,6 @@ final class GroupTranslator {
 	 * which the next read's write (or the idle one) catches up.
 	 */
 	void beforeCommit(CrossClusterTransaction txn) {
-		this.transactions.begin(txn);
 		Snapshot snapshot = this.follower.snapshot();
 		if (snapshot.readAtMs() == this.translatedSnapshotAt) {
 			return;
@@ -84,12 +94,14 @@ final class GroupTranslator {
 	/**
 	 * When idle and the follower has read the groups again, writes the translations due in a
 	 * transaction of their own (a caught-up group is then translated without waiting for new
-	 * records). Blocks until it commits.
+	 * records). Call it only when no other mirror transaction is open or unresolved. Blocks until
+	 * it commits.
 	 * @return whether a transaction was committed
+	 * @throws RuntimeException if the transaction did not commit (it is aborted, its groups suspended)
 	 */
 	boolean translateIdle(CrossClusterTransactionManager manager) {
 		Snapshot snapshot = this.follower.snapshot();
-		if (!this.transactions.idle() || snapshot.readAtMs() == this.idleSnapshotAt) {
+		if (snapshot.readAtMs() == this.idleSnapshotAt) {
 			return false;
 		}
 		this.idleSnapshotAt = snapshot.readAtMs();
@@ -98,36 +110,75 @@ final class GroupTranslator {
 			return false;
 		}
 		CrossClusterTransaction txn = manager.begin();
-		this.transactions.begin(txn);
 		try {
 			write(txn, due);
 			txn.commit();
 		}
 		catch (RuntimeException ex) {
 			txn.close();
-			this.transactions.onAborted(txn.transactionId(), ex);
+			onAborted(txn.transactionId(), ex);
 			throw ex;
 		}
-		this.transactions.onCommitted(txn.transactionId(), 0, Map.of());
+		onCommitted(txn.transactionId(), 0, Map.of());
 		return true;
 	}
 
+	/** Returns whether no translation waits for its transaction's outcome. */
+	boolean idle() {
+		return this.inFlight.isEmpty();
+	}
+
 	private void write(CrossClusterTransaction txn, Map<String, Map<String, Map<TopicPartition, OffsetAndMetadata>>> due) {
-		due.forEach((target, groups) -> groups.forEach((group, offsets) -> {
-			txn.sendGroupOffsets(target, group, offsets);
-			List<Translation> written = new ArrayList<>(offsets.size());
-			offsets.forEach((remote, offset) -> written.add(new Translation(new Key(target, group, remote), offset.offset())));
-			this.transactions.translated(txn, written);
-		}));
+		List<Translation> written = new ArrayList<>();
+		try {
+			due.forEach((target, groups) -> groups.forEach((group, offsets) -> {
+				txn.sendGroupOffsets(target, group, offsets);
+				offsets.forEach((remote, offset) -> written.add(new Translation(new Key(target, group, remote), offset.offset())));
+			}));
+		}
+		finally {
+			if (!written.isEmpty()) {
+				this.inFlight.merge(txn.transactionId(), written, (a, b) -> {
+					List<Translation> both = new ArrayList<>(a);
+					both.addAll(b);
+					return both;
+				});
+			}
+		}
+	}
+
+	/** A transaction committed: the translations it carried are the groups' offsets on the targets. */
+	@Override
+	public void onCommitted(String transactionId, int records, Map<TopicPartition, OffsetAndMetadata> next) {
+		List<Translation> translations = this.inFlight.get(transactionId);
+		if (translations == null) {
+			return;
+		}
+		long now = System.currentTimeMillis();
+		for (Translation translation : translations) {
+			this.written.merge(translation.key(), translation.offset(), Math::max);
+			synced(translation.key().group(), translation.key().target(), now);
+		}
+		this.inFlight.remove(transactionId);
+	}
+
+	/** A transaction aborted: the groups it translated wait for the follower's next read. */
+	@Override
+	public void onAborted(String transactionId, Throwable cause) {
+		List<Translation> translations = this.inFlight.remove(transactionId);
+		if (translations != null) {
+			long readAt = this.follower.snapshot().readAtMs();
+			translations.forEach((translation) -> this.suspended.put(translation.key().group(), readAt));
+		}
 	}
 
 	/** target -> group -> remote partition -> offset to write. */
 	private Map<String, Map<String, Map<TopicPartition, OffsetAndMetadata>>> translations(Snapshot snapshot) {
 		Map<String, Map<String, Map<TopicPartition, OffsetAndMetadata>>> due = new LinkedHashMap<>();
-		Map<Key, Long> inFlight = this.transactions.inFlightFloors();
+		Map<Key, Long> inFlight = inFlightFloors();
 		long now = System.currentTimeMillis();
 		for (Map.Entry<String, Map<TopicPartition, OffsetAndMetadata>> group : snapshot.sourceOffsets().entrySet()) {
-			if (this.translated.isSuspended(group.getKey(), snapshot.readAtMs())) {
+			if (isSuspended(group.getKey(), snapshot.readAtMs())) {
 				continue;
 			}
 			for (String target : this.settings.targets()) {
@@ -150,11 +201,22 @@ final class GroupTranslator {
 					due.computeIfAbsent(target, (t) -> new LinkedHashMap<>()).put(group.getKey(), offsets);
 				}
 				else if (this.assignment.containsAny(group.getValue().keySet())) {
-					this.translated.synced(group.getKey(), target, now);
+					synced(group.getKey(), target, now);
 				}
 			}
 		}
 		return due;
+	}
+
+	/** Per key, the highest offset among the translations of unresolved transactions. */
+	private Map<Key, Long> inFlightFloors() {
+		Map<Key, Long> floors = new HashMap<>();
+		for (List<Translation> translations : this.inFlight.values()) {
+			for (Translation translation : translations) {
+				floors.merge(translation.key(), translation.offset(), Math::max);
+			}
+		}
+		return floors;
 	}
 
 	private OptionalLong expected(String target, TopicPartition source, long committed) {
@@ -163,8 +225,55 @@ final class GroupTranslator {
 
 	/** What the group has or will have on the target: the highest of in flight, committed and read there. */
 	private long floor(Snapshot snapshot, Map<Key, Long> inFlight, Key key) {
-		return Math.max(Math.max(inFlight.getOrDefault(key, -1L), this.translated.written(key)),
+		return Math.max(Math.max(inFlight.getOrDefault(key, -1L), written(key)),
 				snapshot.targetCommitted(key.target(), key.group(), key.remote()));
+	}
+
+	/**
+	 * Returns whether a group is suspended for a read of the groups; a read after the one the
+	 * suspension waited for lifts it.
+	 */
+	private boolean isSuspended(String group, long readAtMs) {
+		Long suspendedAt = this.suspended.get(group);
+		if (suspendedAt == null) {
+			return false;
+		}
+		if (readAtMs <= suspendedAt) {
+			return true;
+		}
+		this.suspended.remove(group);
+		return false;
+	}
+
+	private void synced(String group, String target, long nowMs) {
+		this.lastSync.put(group + "@" + target, nowMs);
+	}
+
+	/** When the group's translation on the target was last in sync, epoch ms; 0 if never. Any thread. */
+	long lastSync(String group, String target) {
+		return this.lastSync.getOrDefault(group + "@" + target, 0L);
+	}
+
+	/** The highest committed translation of the key, or -1. Any thread. */
+	long written(Key key) {
+		return this.written.getOrDefault(key, -1L);
+	}
+
+	/**
+	 * One group's offset on one remote partition of one target.
+	 * @param target target cluster
+	 * @param group group id
+	 * @param remote the partition on the target
+	 */
+	record Key(String target, String group, TopicPartition remote) {
+	}
+
+	/**
+	 * A translated offset written into a transaction.
+	 * @param key where
+	 * @param offset the offset written
+	 */
+	record Translation(Key key, long offset) {
 	}
 
 }

@@ -73,8 +73,6 @@ public final class Mirror implements AutoCloseable {
 
 	private final MirrorProgress progress;
 
-	private final MirrorTransactions transactions;
-
 	private final RecordCopier copier;
 
 	private final GroupTranslator translator;
@@ -116,13 +114,10 @@ public final class Mirror implements AutoCloseable {
 		this.follower = new GroupOffsetFollower(settings, manager.clusterClients().admin(settings.source(), ADMIN_TIMEOUT),
 				groupAdmins, ADMIN_TIMEOUT, this.assignment);
 		this.mappings = new OffsetMappings(settings, this.topics, manager.clusterClients(), ADMIN_TIMEOUT);
-		TranslatedOffsets translated = new TranslatedOffsets(this.follower);
+		this.translator = new GroupTranslator(settings, this.follower, this.assignment, this.mappings);
 		this.progress = new MirrorProgress(settings, manager.owner(), this.follower, this.assignment, this.mappings,
-				translated);
-		this.transactions = new MirrorTransactions(this.mappings, translated, this.progress);
-		this.copier = new RecordCopier(settings, this.topics, this.transactions, this.progress);
-		this.translator = new GroupTranslator(settings, this.follower, this.assignment, this.mappings, translated,
-				this.transactions);
+				this.translator);
+		this.copier = new RecordCopier(settings, this.topics, this.mappings, this.progress);
 	}
 
 	private static List<String> clusters(MirrorSettings settings) {
@@ -186,7 +181,8 @@ public final class Mirror implements AutoCloseable {
 			.maxInterval(this.settings.maxInterval())
 			.handler(this.copier::copy)
 			.beforeCommit((txn, next) -> this.translator.beforeCommit(txn))
-			.listener(this.transactions)
+			.listener(this.copier)
+			.listener(this.translator)
 			.build();
 		FailureBackOff backOff = new FailureBackOff();
 		long nextTopicRefresh = System.nanoTime() + this.settings.topicRefreshInterval().toNanos();
@@ -198,10 +194,10 @@ public final class Mirror implements AutoCloseable {
 						this.topics.refresh();
 						nextTopicRefresh = System.nanoTime() + this.settings.topicRefreshInterval().toNanos();
 					}
-					if (processor.inFlight() == 0) {
-						this.translator.translateIdle(this.manager);
+					if (processor.inFlight() == 0 && idle()) {
+						translateIdle();
 						// only this thread begins transactions: still idle when the positions are read
-						if (this.transactions.idle()) {
+						if (idle()) {
 							this.progress.idlePositions(positions(source));
 						}
 					}
@@ -231,6 +227,24 @@ public final class Mirror implements AutoCloseable {
 				this.manager.unregisterConsumer(source);
 				source.close(Duration.ofSeconds(5));
 			}
+		}
+	}
+
+	/** Whether every mirror transaction's outcome has been told (none open, none unresolved). */
+	private boolean idle() {
+		return this.copier.idle() && this.translator.idle();
+	}
+
+	/** The idle translation transaction, counted with the others. */
+	private void translateIdle() {
+		try {
+			if (this.translator.translateIdle(this.manager)) {
+				this.progress.committed(Map.of(), 0, System.currentTimeMillis());
+			}
+		}
+		catch (RuntimeException ex) {
+			this.progress.aborted();
+			throw ex;
 		}
 	}
 

@@ -15,7 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.tandem.mirror.GroupOffsetFollower.Snapshot;
-import dev.tandem.mirror.TranslatedOffsets.Key;
+import dev.tandem.mirror.GroupTranslator.Key;
 
 /**
  * The status job: what the mirror did (counters), how far behind the source it is (the lag, computed
@@ -29,7 +29,7 @@ import dev.tandem.mirror.TranslatedOffsets.Key;
  * <p>
  * Thread-safe. The counters and positions are atomic or concurrent and written by the polling
  * thread ({@link #assigned}, {@link #revoked}, {@link #idlePositions}, {@link #skipped}) and by
- * {@link MirrorTransactions} ({@link #committed}, {@link #aborted}); {@link #committed} holds this
+ * {@link RecordCopier} as outcomes are told ({@link #committed}, {@link #aborted}); {@link #committed} holds this
  * object's lock for the progress log's state. {@link #status()} takes no lock, from any thread.
  */
 final class MirrorProgress {
@@ -48,7 +48,7 @@ final class MirrorProgress {
 
 	private final OffsetMappings mappings;
 
-	private final TranslatedOffsets translated;
+	private final GroupTranslator translated;
 
 	private final Map<TopicPartition, Long> mirroredNext = new ConcurrentHashMap<>();
 
@@ -70,7 +70,7 @@ final class MirrorProgress {
 	private long recordsAtLastProgress;
 
 	MirrorProgress(MirrorSettings settings, String instanceId, GroupOffsetFollower follower, Assignment assignment,
-			OffsetMappings mappings, TranslatedOffsets translated) {
+			OffsetMappings mappings, GroupTranslator translated) {
 		this.settings = settings;
 		this.instanceId = instanceId;
 		this.follower = follower;
@@ -95,7 +95,7 @@ final class MirrorProgress {
 
 	/**
 	 * Records the consumer's positions, taken while no mirror transaction is open or committing
-	 * ({@link MirrorTransactions#idle()}): everything before them is mirrored (what lies between
+	 * (no mirror transaction open or unresolved): everything before them is mirrored (what lies between
 	 * the last mirrored record and the position is transaction markers or aborted records).
 	 */
 	void idlePositions(Map<TopicPartition, Long> positions) {

@@ -2,6 +2,10 @@ package dev.tandem.mirror;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -12,38 +16,49 @@ import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.record.TimestampType;
 
 import dev.tandem.mirror.OffsetMappings.Copy;
+import dev.tandem.transaction.CrossClusterProcessor;
 import dev.tandem.transaction.CrossClusterTransaction;
 
 /**
- * The copying job, the processor's handler: copies polled records to every target inside the
- * mirror's open transaction (same partition; key, value, headers and timestamp kept, plus the
- * {@link Provenance} headers), grows a target topic before the first copy to a new partition,
- * skips a record on the target it originates from, and hands the sends to
- * {@link MirrorTransactions}, whose commit teaches their target offsets to the mappings.
+ * The copying job, the processor's handler and a listener of its outcomes: copies polled records
+ * to every target inside the mirror's open transaction (same partition; key, value, headers and
+ * timestamp kept, plus the {@link Provenance} headers), grows a target topic before the first copy
+ * to a new partition, skips a record on the target it originates from, and keeps the sends until
+ * the transaction's outcome: committed, their target offsets go to the mappings
+ * ({@link OffsetMappings#learn}) and the transaction to the progress
+ * ({@link MirrorProgress#committed}); aborted, nothing it copied exists.
  * <p>
- * Called on the polling thread only; holds no lock during its sends, so that a commit told
- * meanwhile on the pipeline's thread does not wait for them.
+ * Outcomes arrive once each and in begin order, transactions aborted while still open included
+ * (the processor's {@link dev.tandem.transaction.PipelinedOutcomes ordered-outcome ledger}), so
+ * the mappings grow in offset order and never point at aborted copies, without any ordering kept
+ * here.
+ * <p>
+ * Thread-safety: {@link #copy} runs on the polling thread and holds no lock during its sends, so
+ * that an outcome told meanwhile on the pipeline's committing thread does not wait for them; the
+ * unresolved sends are in a concurrent map; {@link #idle} from any thread.
  * <p>
  * No wait for earlier transactions is needed to keep each target partition in source order:
  * {@link dev.tandem.transaction.TransactionPipeline#commitAsync} flushes a transaction's
  * producers on the polling thread before it returns, so every copy of an earlier transaction is
  * appended (or failed) before this one sends.
  */
-final class RecordCopier {
+final class RecordCopier implements CrossClusterProcessor.ProcessorListener {
 
 	private final MirrorSettings settings;
 
 	private final TargetTopics topics;
 
-	private final MirrorTransactions transactions;
+	private final OffsetMappings mappings;
 
 	private final MirrorProgress progress;
 
-	RecordCopier(MirrorSettings settings, TargetTopics topics, MirrorTransactions transactions,
-			MirrorProgress progress) {
+	/** Transaction id -> the copies it carries, until its outcome is told. */
+	private final Map<String, List<Copy>> unresolved = new ConcurrentHashMap<>();
+
+	RecordCopier(MirrorSettings settings, TargetTopics topics, OffsetMappings mappings, MirrorProgress progress) {
 		this.settings = settings;
 		this.topics = topics;
-		this.transactions = transactions;
+		this.mappings = mappings;
 		this.progress = progress;
 	}
 
@@ -58,8 +73,29 @@ final class RecordCopier {
 			}
 		}
 		finally {
-			this.transactions.copied(txn, copies);
+			this.unresolved.computeIfAbsent(txn.transactionId(), (id) -> new ArrayList<>()).addAll(copies);
 		}
+	}
+
+	/** A transaction committed: its copies' target offsets go to the mappings, in send order. */
+	@Override
+	public void onCommitted(String transactionId, int records, Map<TopicPartition, OffsetAndMetadata> next) {
+		List<Copy> copies = this.unresolved.getOrDefault(transactionId, List.of());
+		this.mappings.learn(copies);
+		this.progress.committed(next, copies.size(), System.currentTimeMillis());
+		this.unresolved.remove(transactionId);
+	}
+
+	/** A transaction aborted: nothing it copied exists. */
+	@Override
+	public void onAborted(String transactionId, Throwable cause) {
+		this.unresolved.remove(transactionId);
+		this.progress.aborted();
+	}
+
+	/** Returns whether every copy's transaction has had its outcome told. */
+	boolean idle() {
+		return this.unresolved.isEmpty();
 	}
 
 	/** Copies one partition's polled records: its remote topic and header prefix once, then each record. */
