@@ -80,7 +80,7 @@ final class ParticipantPool {
 	}
 
 	String transactionalId(String cluster, int slot) {
-		return this.idPrefix + "." + cluster + "." + this.instanceId + "." + slot;
+		return TransactionalIds.of(this.idPrefix, cluster, this.instanceId, slot);
 	}
 
 	/**
@@ -204,7 +204,8 @@ final class ParticipantPool {
 	 */
 	private void abortOrphanedTransactions(String cluster) {
 		for (String id : openTransactions(cluster, this.instanceId)) {
-			if (isUnusedSlot(id.substring(prefix(cluster, this.instanceId).length()))) {
+			TransactionalIds.Parsed parsed = TransactionalIds.parse(id, this.idPrefix, cluster);
+			if (parsed != null && parsed.slot() >= this.slotCount) {
 				abortOpenTransaction(cluster, id);
 				logger.info("Aborted the open transaction of unused slot {} on cluster '{}'", id, cluster);
 			}
@@ -233,16 +234,12 @@ final class ParticipantPool {
 		return fenced;
 	}
 
-	private String prefix(String cluster, String instance) {
-		return this.idPrefix + "." + cluster + "." + instance + ".";
-	}
-
 	/**
 	 * Lists the ongoing transactions of an instance's transactional ids on a cluster; logs a
 	 * warning and returns none if the cluster cannot list them (no DESCRIBE permission, unreachable).
 	 */
 	private List<String> openTransactions(String cluster, String instance) {
-		String prefix = prefix(cluster, instance);
+		String prefix = TransactionalIds.prefix(this.idPrefix, cluster, instance);
 		List<String> ids = new ArrayList<>();
 		Admin admin = this.clients.admin(cluster, this.commitTimeout);
 		try {
@@ -251,9 +248,10 @@ final class ParticipantPool {
 					.filterStates(List.of(org.apache.kafka.clients.admin.TransactionState.ONGOING)))
 				.all()
 				.get(this.commitTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
-				// <prefix><slot> only: instance "web" must never take "web.1"'s ids for its own
+				// exactly <prefix><slot>: instance "web" must never take "web.1"'s ids for its own
 				String id = listing.transactionalId();
-				if (id.startsWith(prefix) && isSlotNumber(id.substring(prefix.length()))) {
+				TransactionalIds.Parsed parsed = TransactionalIds.parse(id, this.idPrefix, cluster);
+				if (parsed != null && parsed.instanceId().equals(instance)) {
 					ids.add(id);
 				}
 			}
@@ -271,19 +269,6 @@ final class ParticipantPool {
 		Participant participant = new Participant(cluster, transactionalId);
 		open(participant);
 		participant.close(this.commitTimeout);
-	}
-
-	private static boolean isSlotNumber(String suffix) {
-		return !suffix.isEmpty() && suffix.chars().allMatch(Character::isDigit);
-	}
-
-	private boolean isUnusedSlot(String suffix) {
-		try {
-			return Integer.parseInt(suffix) >= this.slotCount;
-		}
-		catch (NumberFormatException ex) {
-			return false; // not one of ours
-		}
 	}
 
 	/**

@@ -46,6 +46,9 @@ public final class PipelinedOutcomes<A> {
 
 	private static final Logger logger = LoggerFactory.getLogger(PipelinedOutcomes.class);
 
+	/** How many later Errors of the listener the first one carries as suppressed, at most. */
+	private static final int MAX_SUPPRESSED = 8;
+
 	private final OutcomeListener<A> listener;
 
 	/** Entries whose outcome the listener has not been told yet, in begin order. */
@@ -53,6 +56,9 @@ public final class PipelinedOutcomes<A> {
 
 	/** Entries told as failed since the last rewind, in begin order. */
 	private final List<Entry<A>> failed = new ArrayList<>();
+
+	/** The first Error the listener threw since the last rewind (later ones suppressed in it). */
+	private @Nullable Error listenerError;
 
 	/**
 	 * Creates a ledger.
@@ -90,13 +96,14 @@ public final class PipelinedOutcomes<A> {
 
 	/**
 	 * Returns the first failure not rewound yet, telling the listener every outcome already
-	 * known. Cheap; call it before each delivery.
-	 * @return the earliest failed transaction's failure, or {@code null} while every outcome known
-	 *     so far is a commit
+	 * known. Cheap; call it before each delivery. Never throws what the listener threw.
+	 * @return the earliest failed transaction's failure; else an {@link Error} the listener threw
+	 *     (see {@link OutcomeListener}); {@code null} while every outcome known so far is a commit
+	 *     and the listener threw no Error
 	 */
 	public synchronized @Nullable Throwable failure() {
 		deliverDone();
-		return this.failed.isEmpty() ? null : this.failed.get(0).cause();
+		return this.failed.isEmpty() ? this.listenerError : this.failed.get(0).cause();
 	}
 
 	/**
@@ -114,11 +121,13 @@ public final class PipelinedOutcomes<A> {
 	 * {@link TransactionPipeline#drain()}).
 	 * @param alsoRewind first offsets of records that must be delivered again too (the delivery at
 	 *     hand, a transaction's records that were never entered); may be empty
-	 * @return the offsets to seek to, per partition in begin order, and the earliest failure
+	 * @return the offsets to seek to, per partition in begin order, and the earliest failure (else
+	 *     the listener's Error, which is forgotten too)
 	 * @throws IllegalStateException if an entered outcome is still pending
 	 */
 	public Rewind rewind(Map<TopicPartition, Long> alsoRewind) {
 		List<Entry<A>> ended;
+		Throwable first;
 		synchronized (this) {
 			deliverDone();
 			if (!this.undelivered.isEmpty()) {
@@ -127,9 +136,10 @@ public final class PipelinedOutcomes<A> {
 			}
 			ended = List.copyOf(this.failed);
 			this.failed.clear();
+			first = (ended.isEmpty()) ? this.listenerError : null;
+			this.listenerError = null;
 		}
 		Map<TopicPartition, Long> offsets = new LinkedHashMap<>();
-		Throwable first = null;
 		for (Entry<A> entry : ended) {
 			Throwable cause = entry.cause();
 			if (first == null) {
@@ -146,7 +156,13 @@ public final class PipelinedOutcomes<A> {
 		return new Rewind(offsets, first);
 	}
 
-	/** Tells the listener every outcome complete at the head, in begin order. */
+	/**
+	 * Tells the listener every outcome complete at the head, in begin order. Whatever the listener
+	 * throws, the outcomes after it are told too: a RuntimeException is logged, an Error is logged
+	 * and kept as the ledger's failure ({@link #failure()}), never thrown from here (the thread is
+	 * the committing one, where a CompletableFuture would swallow it, or the consumer's in the
+	 * middle of the ledger's bookkeeping).
+	 */
 	private synchronized void deliverDone() {
 		while (!this.undelivered.isEmpty() && this.undelivered.peek().outcome().isDone()) {
 			Entry<A> entry = this.undelivered.poll();
@@ -160,6 +176,26 @@ public final class PipelinedOutcomes<A> {
 			catch (RuntimeException ex) {
 				logger.warn("Outcome listener failed", ex);
 			}
+			catch (Error ex) {
+				listenerError(ex);
+			}
+		}
+	}
+
+	private void listenerError(Error error) {
+		Error first = this.listenerError;
+		if (first == null) {
+			this.listenerError = error;
+		}
+		else if (first != error && first.getSuppressed().length < MAX_SUPPRESSED) {
+			first.addSuppressed(error);
+		}
+		try {
+			logger.error("Outcome listener threw an Error; the outcomes after it are told still, and it is the "
+					+ "ledger's failure until the next rewind", error);
+		}
+		catch (Throwable ex) {
+			// logging may fail as the listener did (out of memory): the Error is kept all the same
 		}
 	}
 
@@ -174,7 +210,13 @@ public final class PipelinedOutcomes<A> {
 	}
 
 	/**
-	 * Told each entered transaction's outcome, once, in begin order.
+	 * Told each entered transaction's outcome, once, in begin order. Called under the ledger's
+	 * lock; must not call back into the ledger. What it throws never stops the outcomes after it
+	 * from being told: a RuntimeException is logged at WARN and forgotten; an {@link Error} (an
+	 * assertion of a test listener, a {@code NoClassDefFoundError}, an {@code OutOfMemoryError})
+	 * is logged at ERROR and kept as the ledger's {@link PipelinedOutcomes#failure() failure} until
+	 * the next {@link PipelinedOutcomes#rewind rewind}, so that the consumer's thread fails (and
+	 * rewinds what did not commit) instead of it being lost on the committing thread.
 	 * @param <A> the attachment type
 	 */
 	@FunctionalInterface

@@ -117,6 +117,54 @@ class PipelinedOutcomesTests {
 		assertThat(throwing.size()).isZero();
 	}
 
+	/**
+	 * An Error from the listener (found by a breaking trial: it stopped the outcomes after it until
+	 * the next ledger call, and on the committing thread it was lost in a CompletableFuture): the
+	 * outcomes after it are told at once and in order, and the Error is the ledger's failure, returned
+	 * (never thrown) until the next rewind, which rewinds nothing for it.
+	 */
+	@Test
+	void aListenerErrorDoesNotStopTheOutcomesAfterItAndIsTheLedgersFailureUntilTheRewind() {
+		List<String> seen = new ArrayList<>();
+		AssertionError bug = new AssertionError("listener bug");
+		PipelinedOutcomes<String> throwing = new PipelinedOutcomes<>((name, failure) -> {
+			seen.add(name);
+			if (name.equals("t1")) {
+				throw bug;
+			}
+		});
+		CompletableFuture<Void> first = new CompletableFuture<>();
+		throwing.submitted("t1", Map.of(P0, 0L), first);
+		throwing.submitted("t2", Map.of(P0, 10L), CompletableFuture.completedFuture(null));
+		first.complete(null); // the committing thread: both outcomes are known now
+		assertThat(seen).containsExactly("t1", "t2");
+		assertThat(throwing.size()).isZero();
+		assertThat(throwing.failure()).isSameAs(bug);
+		throwing.submitted("t3", Map.of(P0, 20L), CompletableFuture.completedFuture(null));
+		assertThat(seen).containsExactly("t1", "t2", "t3");
+		PipelinedOutcomes.Rewind rewind = throwing.rewind(Map.of());
+		assertThat(rewind.offsets()).isEmpty();
+		assertThat(rewind.firstFailure()).isSameAs(bug);
+		assertThat(throwing.failure()).isNull();
+	}
+
+	/** A transaction that failed comes first: its failure is the ledger's, the Error follows it. */
+	@Test
+	void aFailedTransactionComesBeforeAListenerError() {
+		AssertionError bug = new AssertionError("listener bug");
+		PipelinedOutcomes<String> throwing = new PipelinedOutcomes<>((name, failure) -> {
+			throw bug;
+		});
+		TransactionAbortedException failed = new TransactionAbortedException("commit failed", null);
+		throwing.submitted("t1", Map.of(P0, 0L), CompletableFuture.completedFuture(null));
+		throwing.submitted("t2", Map.of(P0, 10L), CompletableFuture.failedFuture(failed));
+		assertThat(throwing.failure()).isSameAs(failed);
+		PipelinedOutcomes.Rewind rewind = throwing.rewind(Map.of());
+		assertThat(rewind.offsets()).containsExactly(Map.entry(P0, 10L));
+		assertThat(rewind.firstFailure()).isSameAs(failed);
+		assertThat(throwing.failure()).isNull();
+	}
+
 	/** Outcomes completed on another thread, as the pipeline's committing thread does. */
 	@Test
 	void outcomesCompletedOnAnotherThreadAreToldOnceEach() throws Exception {

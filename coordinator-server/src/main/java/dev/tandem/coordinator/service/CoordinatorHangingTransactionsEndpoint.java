@@ -22,13 +22,15 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * {@code /actuator/coordinatorhanging}: per configured cluster
  * ({@code tandem.coordinator.server.clusters}), the served apps' Kafka transactions open on a
  * broker with nobody to end them — their instance's lease expired and nobody claimed it, their
- * instance holds no lease, or they are older than
+ * instance holds no lease but has decisions in the log, or they are older than
  * {@code tandem.coordinator.server.hanging.transaction-timeout} — read at each call (Admin
- * {@code listTransactions} / {@code describeTransactions}, the leases of the decision log).
+ * {@code listTransactions} / {@code describeTransactions}, the leases and decisions of the decision
+ * log). Only Tandem's transactions: another application's producer whose transactional id merely
+ * looks like a served app's is never listed nor aborted ({@link HangingTransactions}).
  * {@code POST /actuator/coordinatorhanging/{cluster}/{transactionalId}} aborts one by fencing its
  * transactional id (Admin {@code fenceProducers}): its broker aborts it and the last stable offset
- * moves on; refused (400) for a transaction that is not hanging and for a participant of a decided
- * transaction, which must commit. The same finder as the apps' {@code /actuator/kafkatransactions}
+ * moves on; refused (400) for a transaction that is not hanging, for one that is not Tandem's, and
+ * for a participant of a decided transaction, which must commit. The same finder as the apps' {@code /actuator/kafkatransactions}
  * ({@link HangingTransactions}).
  *
  * @since 0.1.0
@@ -85,8 +87,8 @@ public class CoordinatorHangingTransactionsEndpoint {
 	 * @param cluster the cluster it is open on
 	 * @param transactionalId its transactional id
 	 * @return the transaction as it was listed before the abort
-	 * @throws InvalidEndpointRequestException if it is not hanging, or is a participant of a decided
-	 *     transaction (answered with 400, saying why)
+	 * @throws InvalidEndpointRequestException if it is not hanging, not Tandem's, or a participant of
+	 *     a decided transaction (answered with 400, saying why)
 	 */
 	@WriteOperation
 	public HangingTransactions.Hanging abort(@Selector String cluster, @Selector String transactionalId) {

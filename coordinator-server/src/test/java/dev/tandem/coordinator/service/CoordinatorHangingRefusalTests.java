@@ -18,8 +18,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Refusals of {@code POST /actuator/coordinatorhanging/{cluster}/{transactionalId}} that need no
- * broker (found by a breaking trial): an abort on a cluster that does not answer is a 400 saying
- * why, not a bare 500, and a refusal never echoes an oversized selector in full.
+ * broker (found by breaking trials): an abort on a cluster that does not answer is a 400 saying
+ * why, not a bare 500, an id that is not of the form Tandem builds is refused without reading the
+ * cluster, and a refusal never echoes an oversized selector in full.
  */
 class CoordinatorHangingRefusalTests {
 
@@ -71,6 +72,16 @@ class CoordinatorHangingRefusalTests {
 			.isInstanceOf(InvalidEndpointRequestException.class)
 			.hasMessageStartingWith("Nothing aborted: ")
 			.hasMessageContaining("cluster 'east'");
+	}
+
+	@Test
+	void anIdNotOfTheFormTandemBuildsIsRefusedWithoutReadingTheCluster() {
+		for (String notTandems : List.of("payments-tx-7", "orders.east..0", "orders.east.i1.07", "")) {
+			assertThatThrownBy(() -> unreachable().abort("east", notTandems))
+				.isInstanceOf(InvalidEndpointRequestException.class)
+				.hasMessageContaining("is not a transactional id of a served app")
+				.hasMessageContaining("left alone");
+		}
 	}
 
 	@Test

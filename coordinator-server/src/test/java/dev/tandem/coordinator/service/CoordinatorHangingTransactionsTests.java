@@ -43,9 +43,11 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The coordinator service's admin API lists the served apps' Kafka transactions that hang on a real
- * broker (an instance whose lease expired unclaimed, an instance that holds no lease), not a live
- * instance's, counts them in {@code tandem.transaction.hanging}, aborts one by hand so that the last
- * stable offset moves on, and refuses to abort a participant of a decided transaction.
+ * broker (an instance whose lease expired unclaimed, an instance that holds no lease but has
+ * decisions in the log), not a live instance's, counts them in {@code tandem.transaction.hanging},
+ * aborts one by hand so that the last stable offset moves on, and refuses to abort a participant of
+ * a decided transaction. Another application's producer whose transactional id merely looks like a
+ * served app's (found by a breaking trial: it was fenced) is never listed nor aborted.
  */
 class CoordinatorHangingTransactionsTests {
 
@@ -109,6 +111,8 @@ class CoordinatorHangingTransactionsTests {
 		KafkaProducer<String, String> dead = openTransaction(east, "orders.east.i1.0");
 		openTransaction(east, "orders.east.i2.0");
 		KafkaProducer<String, String> decided = openTransaction(east, "orders.east.i3.0");
+		// not Tandem's: a Spring Kafka app with transactionIdPrefix "orders.east.billing."
+		KafkaProducer<String, String> foreign = openTransaction(east, "orders.east.billing.0");
 		client.decide(new Decision("orders.i3-0000000000000001", "orders.i3", System.currentTimeMillis(),
 				List.of(new Decision.ParticipantRecord("east", "orders.east.i3.0", 0, (short) 0, "tandem-markers", 0, 0))),
 				TIMEOUT);
@@ -135,6 +139,13 @@ class CoordinatorHangingTransactionsTests {
 			}
 		});
 
+		// The foreign producer is not listed (above) and left alone
+		assertThat(post("/actuator/coordinatorhanging/east/orders.east.billing.0").statusCode()).isEqualTo(400);
+		assertThatThrownBy(() -> this.server.getBean(CoordinatorHangingTransactionsEndpoint.class)
+			.abort("east", "orders.east.billing.0")).isInstanceOf(InvalidEndpointRequestException.class)
+			.hasMessageContaining("not Tandem's")
+			.hasMessageContaining("left alone");
+
 		// A participant of a decided transaction must commit: refused, still open
 		HttpResponse<String> refused = post("/actuator/coordinatorhanging/east/orders.east.i3.0");
 		assertThat(refused.statusCode()).isEqualTo(400);
@@ -155,6 +166,8 @@ class CoordinatorHangingTransactionsTests {
 		assertThat(post("/actuator/coordinatorhanging/east/orders.east.i2.0").statusCode()).isEqualTo(400);
 		assertThat(post("/actuator/coordinatorhanging/west/orders.west.i1.0").statusCode()).isEqualTo(400);
 		dead.close(Duration.ZERO);
+		// never fenced: its transaction commits
+		foreign.commitTransaction();
 	}
 
 	private KafkaProducer<String, String> openTransaction(EmbeddedKafkaCluster cluster, String transactionalId)
