@@ -505,7 +505,9 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 	 * Told each transaction's outcome exactly once, in begin order ({@link PipelinedOutcomes}),
 	 * transactions aborted while still open included; called one at a time, on the pipeline's
 	 * committing thread or on the processor's thread. Must not block for long: the next
-	 * outcomes wait for it.
+	 * outcomes wait for it. A {@code RuntimeException} it throws is logged and ignored; an
+	 * {@code Error} is logged and fails the processor's next {@code poll} (its open transaction
+	 * is aborted and its records delivered again), later outcomes are still told.
 	 */
 	public interface ProcessorListener {
 
