@@ -102,6 +102,8 @@ abstract class AbstractExactlyOnceListenerTests {
 					"tandem.clusters.east.consumer.auto.offset.reset=earliest",
 					"tandem.clusters.east.consumer.max.poll.records=20",
 					"tandem.transaction.id-prefix=listener-tests", "tandem.transaction.instance-id=app-0",
+					// the restarted run waits for the crashed run's lease and heartbeat to expire
+					"tandem.transaction.lease-timeout=3s",
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"),
 					"management.endpoints.web.exposure.include=kafkatransactions,health",
 					"spring.kafka.bootstrap-servers=" + bootstrapServers("east"))

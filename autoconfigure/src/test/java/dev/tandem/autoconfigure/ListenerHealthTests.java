@@ -73,26 +73,27 @@ class ListenerHealthTests {
 
 	@Test
 	void failedRecordTurnsHealthDownNamingTheRecordUntilTheContainerStartsAgain(CapturedOutput output) {
-		kafka.cluster("east").createTopic("orders", 1, (short) 1);
-		kafka.cluster("west").createTopic("orders-out", 1, (short) 1);
-		produce("orders", 10, 5);
+		kafka.cluster("east").createTopic("health-orders", 1, (short) 1);
+		kafka.cluster("west").createTopic("health-orders-out", 1, (short) 1);
+		produce("health-orders", 10, 5);
 		try (ConfigurableApplicationContext context = start(StopApp.class, "health-stop", "2m")) {
 			KafkaListenerEndpointRegistry registry = context.getBean(KafkaListenerEndpointRegistry.class);
-			await().atMost(Duration.ofSeconds(60)).until(() -> !registry.getListenerContainer("orders").isRunning());
+			await().atMost(Duration.ofSeconds(60))
+				.until(() -> !registry.getListenerContainer("health-orders").isRunning());
 			Health health = await().atMost(Duration.ofSeconds(1)).until(() -> health(context),
 					(h) -> h.getStatus().equals(Status.DOWN));
 			@SuppressWarnings("unchecked")
-			Map<String, Object> orders = (Map<String, Object>) health.getDetails().get("orders");
+			Map<String, Object> orders = (Map<String, Object>) health.getDetails().get("health-orders");
 			assertThat(orders).containsEntry("state", "failed").containsEntry("cluster", "east")
-				.containsEntry("group", "orders");
+				.containsEntry("group", "health-orders");
 			FailedRecord failed = (FailedRecord) orders.get("failedRecord");
-			assertThat(failed.topic()).isEqualTo("orders");
+			assertThat(failed.topic()).isEqualTo("health-orders");
 			assertThat(failed.partition()).isZero();
 			assertThat(failed.offset()).isEqualTo(5);
 			assertThat(failed.attempts()).isEqualTo(1);
 			assertThat(failed.exception()).isEqualTo("java.lang.IllegalStateException: poison record 5");
 			assertThat(failed.property()).isEqualTo("tandem.listener.failed-record");
-			assertThat(failed.remedy()).contains("start listener container 'orders' again")
+			assertThat(failed.remedy()).contains("start listener container 'health-orders' again")
 				.contains("tandem.listener.failed-record=dead-letter");
 
 			ListenerContainerStatus endpoint = context.getBean(KafkaTransactionsEndpoint.class).transactions()
@@ -121,41 +122,44 @@ class ListenerHealthTests {
 			assertThat(output.getOut().lines().filter((line) -> line.contains(" ERROR ")
 					&& line.contains("ListenerContainerMonitor"))).singleElement(
 					org.assertj.core.api.InstanceOfAssertFactories.STRING)
-				.contains("Listener container 'orders' of cluster 'east' (group 'orders') stopped: record orders-0@5 "
+				.contains("Listener container 'health-orders' of cluster 'east' (group 'health-orders') stopped: "
+						+ "record health-orders-0@5 "
 						+ "failed 1 attempt(s) (java.lang.IllegalStateException: poison record 5); its offset is not "
-						+ "committed. To go on, fix the cause and start listener container 'orders' again");
-			assertThat(committed("orders")).isEqualTo(5);
+						+ "committed. To go on, fix the cause and start listener container 'health-orders' again");
+			assertThat(committed("health-orders")).isEqualTo(5);
 
 			poisonFails.set(false);
-			registry.getListenerContainer("orders").start();
-			await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> committed("orders") == 10);
+			registry.getListenerContainer("health-orders").start();
+			await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
+				.until(() -> committed("health-orders") == 10);
 			await().atMost(Duration.ofSeconds(10)).until(() -> health(context).getStatus().equals(Status.UP));
 			assertThat(meters.get("tandem.listener.containers").tag("state", "running").gauge().value()).isEqualTo(1.0);
-			assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), "orders-out")).hasSize(10)
+			assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), "health-orders-out")).hasSize(10)
 				.doesNotHaveDuplicates();
 		}
 	}
 
 	@Test
 	void recordsWaitingWithoutACommitTurnHealthDownAsStalledWithinTheThresholdAndUpOnceCommitted() {
-		kafka.cluster("east").createTopic("slow", 1, (short) 1);
-		kafka.cluster("west").createTopic("slow-out", 1, (short) 1);
-		produce("slow", 3, -1);
+		kafka.cluster("east").createTopic("health-slow", 1, (short) 1);
+		kafka.cluster("west").createTopic("health-slow-out", 1, (short) 1);
+		produce("health-slow", 3, -1);
 		try (ConfigurableApplicationContext context = start(StallApp.class, "health-stall", "2s")) {
 			Health health = await().atMost(Duration.ofSeconds(20)).until(() -> health(context),
 					(h) -> h.getStatus().equals(Status.DOWN));
 			@SuppressWarnings("unchecked")
-			Map<String, Object> slow = (Map<String, Object>) health.getDetails().get("slow");
+			Map<String, Object> slow = (Map<String, Object>) health.getDetails().get("health-slow");
 			assertThat(slow).containsEntry("state", "stalled").containsEntry("cluster", "east");
 			assertThat((Long) slow.get("waitingRecords")).isPositive();
 			assertThat((Long) slow.get("waitingMs")).isGreaterThanOrEqualTo(2000);
 			MeterRegistry meters = context.getBean(MeterRegistry.class);
 			assertThat(meters.get("tandem.listener.containers").tag("state", "stalled").gauge().value()).isEqualTo(1.0);
 			assertThat(meters.get("tandem.listener.records.waiting").gauge().value()).isPositive();
-			assertThat(committed("slow")).isZero();
+			assertThat(committed("health-slow")).isZero();
 
 			release.countDown();
-			await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).until(() -> committed("slow") == 3);
+			await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500))
+				.until(() -> committed("health-slow") == 3);
 			await().atMost(Duration.ofSeconds(10)).until(() -> health(context).getStatus().equals(Status.UP));
 			assertThat(context.getBean(KafkaTransactionsEndpoint.class).transactions().listeners())
 				.singleElement()
@@ -232,14 +236,14 @@ class ListenerHealthTests {
 			this.west = west;
 		}
 
-		@KafkaListener(id = "orders", topics = "orders", groupId = "orders",
+		@KafkaListener(id = "health-orders", topics = "health-orders", groupId = "health-orders",
 				containerFactory = "eastKafkaListenerContainerFactory")
 		@CrossClusterTransactional
 		public void order(ConsumerRecord<String, String> record) {
 			if (record.value().startsWith("poison") && poisonFails.get()) {
 				throw new IllegalStateException("poison record " + record.key().substring(1));
 			}
-			this.west.send("orders-out", record.key(), record.value());
+			this.west.send("health-orders-out", record.key(), record.value());
 		}
 
 	}
@@ -252,11 +256,12 @@ class ListenerHealthTests {
 			this.west = west;
 		}
 
-		@KafkaListener(id = "slow", topics = "slow", groupId = "slow", containerFactory = "eastKafkaListenerContainerFactory")
+		@KafkaListener(id = "health-slow", topics = "health-slow", groupId = "health-slow",
+				containerFactory = "eastKafkaListenerContainerFactory")
 		@CrossClusterTransactional
 		public void slow(ConsumerRecord<String, String> record) throws InterruptedException {
 			assertThat(release.await(2, TimeUnit.MINUTES)).isTrue();
-			this.west.send("slow-out", record.key(), record.value());
+			this.west.send("health-slow-out", record.key(), record.value());
 		}
 
 	}

@@ -23,7 +23,8 @@ import static org.awaitility.Awaitility.await;
  * working across leader changes on a real 3-broker cluster (replication factor 3,
  * {@code min.insync.replicas=2}, {@code replica.fetch.backoff.ms=50}).
  */
-@EnableEmbeddedKafkaClusters(preset = ClusterPreset.EAST3)
+// Stops brokers: clusters of its own.
+@EnableEmbeddedKafkaClusters(preset = ClusterPreset.EAST3, shared = false)
 class LeaderFailoverTests {
 
 	private static final String CLUSTER = "east";

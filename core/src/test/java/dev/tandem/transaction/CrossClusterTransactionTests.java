@@ -40,8 +40,9 @@ class CrossClusterTransactionTests {
 
 	private static final StringSerializer STRING = new StringSerializer();
 
+	// Stops brokers: clusters of its own.
 	@RegisterExtension
-	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST3_WEST3);
+	static final EmbeddedKafkaClustersExtension kafka = EmbeddedKafkaClustersExtension.perClass(ClusterPreset.EAST3_WEST3);
 
 	private final InMemoryDecisionLog decisionLog = new InMemoryDecisionLog();
 
@@ -234,7 +235,8 @@ class CrossClusterTransactionTests {
 
 	@Test
 	void clusterThatCannotReachMinIsrAbortsEverythingAndNothingIsVisible() throws Exception {
-		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		// The abort on west cannot complete either: it is given up after the commit timeout.
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE, 1, this.decisionLog, Duration.ofSeconds(3));
 		List<Integer> brokers = kafka.cluster("west").brokerIds();
 		kafka.cluster("west").stopBroker(brokers.get(1));
 		kafka.cluster("west").stopBroker(brokers.get(2));
@@ -527,7 +529,8 @@ class CrossClusterTransactionTests {
 				kafka.cluster("west").stopBroker(brokers.get(2));
 			}
 		};
-		CrossClusterTransactionManager manager = manager(stopWest);
+		// West's commit times out (twice) and the resolution tried before reporting it in-doubt too.
+		CrossClusterTransactionManager manager = manager(stopWest, 1, this.decisionLog, Duration.ofSeconds(3));
 		CrossClusterTransaction txn = manager.begin();
 		sendBoth(txn, 5);
 		InDoubtTransactionException inDoubt;

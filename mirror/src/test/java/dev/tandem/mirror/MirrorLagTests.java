@@ -40,8 +40,9 @@ class MirrorLagTests {
 
 	private static final Duration WAIT = Duration.ofSeconds(60);
 
+	// Stops a broker: clusters of its own.
 	@RegisterExtension
-	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
+	static final EmbeddedKafkaClustersExtension kafka = EmbeddedKafkaClustersExtension.perClass(ClusterPreset.EAST1_WEST1);
 
 	private static EmbeddedCoordinator coordinator;
 

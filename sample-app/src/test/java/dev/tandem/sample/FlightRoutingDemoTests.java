@@ -16,12 +16,23 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class FlightRoutingDemoTests {
 
+	private static final String LEASE_TIMEOUT = "tandem.transaction.lease-timeout";
+
 	@Test
 	void demoRoutesEveryFlightExactlyOnceAcrossAHardStopAndALeaderMove(@TempDir Path dataDir) {
 		ByteArrayOutputStream buffer = new ByteArrayOutputStream();
 		PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);
 		DemoSettings settings = new DemoSettings(null, null, dataDir.resolve("coordinator"), null, 200, 20, 40);
-		int status = new FlightRoutingDemo(settings, out).run();
+		// The restarted router waits for the hard-stopped one's lease and heartbeat to expire:
+		// 3 s here, the default 10 s in the demo; the app reads system properties.
+		int status;
+		System.setProperty(LEASE_TIMEOUT, "3s");
+		try {
+			status = new FlightRoutingDemo(settings, out).run();
+		}
+		finally {
+			System.clearProperty(LEASE_TIMEOUT);
+		}
 		String report = buffer.toString(StandardCharsets.UTF_8);
 		assertThat(status).as(report).isZero();
 		assertThat(report).contains("RESULT: PASS")

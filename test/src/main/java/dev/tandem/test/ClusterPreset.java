@@ -8,9 +8,11 @@ import java.util.List;
  * {@link EmbeddedKafkaClusters.Builder#cluster(String, int)}.
  * <p>
  * Use one through {@link EnableEmbeddedKafkaClusters#preset()} or
- * {@link EmbeddedKafkaClustersExtension#EmbeddedKafkaClustersExtension(ClusterPreset)}; a
- * test class that needs more (a broker property, another cluster) starts from
- * {@link #builder()}.
+ * {@link EmbeddedKafkaClustersExtension#EmbeddedKafkaClustersExtension(ClusterPreset)}: the
+ * preset's clusters are then started once per JVM and shared by every test class naming it.
+ * A class that stops brokers gets its own with
+ * {@link EmbeddedKafkaClustersExtension#perClass(ClusterPreset)}; a test class that needs
+ * more (a broker property, another cluster) starts from {@link #builder()}.
  *
  * @since 0.1.0
  * @see EmbeddedKafkaClustersExtension

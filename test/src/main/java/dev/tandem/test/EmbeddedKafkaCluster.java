@@ -100,6 +100,9 @@ public final class EmbeddedKafkaCluster {
 
 	private final Set<Integer> stoppedBrokers = new TreeSet<>();
 
+	/** Why broker stops and restarts are refused (the cluster is shared), or null. */
+	private volatile @Nullable String brokerChangesRefused;
+
 	private EmbeddedKafkaCluster(String name, KafkaClusterTestKit testKit, String bootstrapServers,
 			Duration operationTimeout, boolean saslPlain) {
 		this.name = name;
@@ -301,9 +304,12 @@ public final class EmbeddedKafkaCluster {
 	 * @throws IllegalArgumentException if the cluster has no such broker
 	 * @throws EmbeddedKafkaClusterException if the broker does not stop within the operation
 	 * timeout
+	 * @throws IllegalStateException if the cluster is shared by several test classes (see
+	 * {@link EmbeddedKafkaClustersExtension})
 	 * @since 0.1.0
 	 */
 	public void stopBroker(int brokerId) {
+		checkBrokerChangesAllowed("stop");
 		BrokerServer broker = broker(brokerId);
 		synchronized (this.brokerMonitor) {
 			if (this.stoppedBrokers.contains(brokerId)) {
@@ -338,9 +344,12 @@ public final class EmbeddedKafkaCluster {
 	 * @throws IllegalArgumentException if the cluster has no such broker
 	 * @throws EmbeddedKafkaClusterException if the broker fails to start or is not unfenced
 	 * within the operation timeout
+	 * @throws IllegalStateException if the cluster is shared by several test classes (see
+	 * {@link EmbeddedKafkaClustersExtension})
 	 * @since 0.1.0
 	 */
 	public void restartBroker(int brokerId) {
+		checkBrokerChangesAllowed("restart");
 		BrokerServer broker = broker(brokerId);
 		synchronized (this.brokerMonitor) {
 			if (!this.stoppedBrokers.contains(brokerId)) {
@@ -398,6 +407,22 @@ public final class EmbeddedKafkaCluster {
 	 */
 	public Map<TopicPartition, Integer> moveLeadership(String topic) {
 		return leadershipMoves().moveTopic(topic);
+	}
+
+	/**
+	 * Refuse broker stops and restarts from now on: the cluster is shared by test classes that
+	 * each expect every broker running.
+	 * @param reason the exception message, naming the way out
+	 */
+	void refuseBrokerChanges(String reason) {
+		this.brokerChangesRefused = reason;
+	}
+
+	private void checkBrokerChangesAllowed(String change) {
+		String refused = this.brokerChangesRefused;
+		if (refused != null) {
+			throw new IllegalStateException("Cannot " + change + " a broker of cluster '" + this.name + "': " + refused);
+		}
 	}
 
 	private LeadershipMoves leadershipMoves() {

@@ -198,6 +198,16 @@ public final class EmbeddedKafkaClusters implements AutoCloseable {
 	}
 
 	/**
+	 * Refuse broker stops and restarts on every cluster from now on, for clusters shared by
+	 * several test classes.
+	 * @param reason the message of the exception a stop or restart throws
+	 * @throws IllegalStateException if the clusters are not running
+	 */
+	void refuseBrokerChanges(String reason) {
+		clusters().forEach((cluster) -> cluster.refuseBrokerChanges(reason));
+	}
+
+	/**
 	 * Return the directory holding every cluster's log and metadata directories, or
 	 * {@code null} before {@link #start()}.
 	 */

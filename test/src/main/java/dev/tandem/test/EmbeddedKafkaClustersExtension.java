@@ -9,7 +9,6 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ExtensionContext.Namespace;
-import org.junit.jupiter.api.extension.ExtensionContext.Store;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolutionException;
 import org.junit.jupiter.api.extension.ParameterResolver;
@@ -18,23 +17,37 @@ import org.junit.platform.commons.support.AnnotationSupport;
 import dev.tandem.test.EnableEmbeddedKafkaClusters.KafkaCluster;
 
 /**
- * JUnit Jupiter extension that starts {@link EmbeddedKafkaClusters} once per test class and
+ * JUnit Jupiter extension that provides {@link EmbeddedKafkaClusters} to a test class and
  * injects them, or one of their clusters, into constructor and method parameters.
  * <p>
  * Use it through {@link EnableEmbeddedKafkaClusters @EnableEmbeddedKafkaClusters}, or
  * programmatically as a {@code static} {@code @RegisterExtension} field:
  * <pre class="code">
  * &#064;RegisterExtension
- * static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST3_WEST3);
+ * static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
  * </pre>
  * or, for clusters or broker settings no {@link ClusterPreset} offers, with a builder
  * ({@code new EmbeddedKafkaClustersExtension(ClusterPreset.EAST3_WEST3.builder().brokerProperty(...))}).
  * The field form lets static helpers reach the clusters through {@link #cluster(String)}.
- * The clusters are started before the class's first {@code @BeforeAll} method (or, for a
- * non-static field, when first needed) and kept in the class-level
- * {@link ExtensionContext.Store store}, which closes them after the class's last test; a
- * {@code @Nested} class reuses its enclosing class's clusters. Use one registration per test
- * class: two would compete to resolve the same parameters.
+ * <p>
+ * <strong>Shared clusters.</strong> The clusters of a plain {@link ClusterPreset} (the
+ * {@link #EmbeddedKafkaClustersExtension(ClusterPreset) preset constructor}, or an annotation
+ * naming only a preset) are started once per JVM, by the first test class that needs them,
+ * kept in the root {@link ExtensionContext.Store store} and closed when the JVM's test run
+ * ends; every later class of the same JVM that names the preset gets the same clusters. Such
+ * classes must use topic, group and transactional id names no other class uses, must not
+ * assert on cluster-wide state (all topics, all groups, all transactions), and cannot stop or
+ * restart brokers: {@link EmbeddedKafkaCluster#stopBroker(int)} and
+ * {@link EmbeddedKafkaCluster#restartBroker(int)} throw {@link IllegalStateException} on a
+ * shared cluster. A class that needs clusters of its own opts out with
+ * {@link #perClass(ClusterPreset)}, {@code @EnableEmbeddedKafkaClusters(shared = false)}, or a
+ * builder.
+ * <p>
+ * Clusters of a class's own (a builder, declared clusters or broker properties, or an opt-out)
+ * are started before the class's first {@code @BeforeAll} method (or, for a non-static field,
+ * when first needed) and kept in the class-level store, which closes them after the class's
+ * last test. A {@code @Nested} class reuses its enclosing class's clusters. Use one
+ * registration per test class: two would compete to resolve the same parameters.
  * <p>
  * Parameters of type {@link EmbeddedKafkaClusters} receive all clusters. Parameters of type
  * {@link EmbeddedKafkaCluster} receive the cluster named by {@link ClusterName @ClusterName},
@@ -49,6 +62,9 @@ public class EmbeddedKafkaClustersExtension implements BeforeAllCallback, Parame
 
 	private final EmbeddedKafkaClusters.@Nullable Builder builder;
 
+	/** The preset whose clusters this registration shares with other classes, or null. */
+	private final @Nullable ClusterPreset sharedPreset;
+
 	private volatile @Nullable EmbeddedKafkaClusters clusters;
 
 	/**
@@ -58,16 +74,20 @@ public class EmbeddedKafkaClustersExtension implements BeforeAllCallback, Parame
 	 */
 	public EmbeddedKafkaClustersExtension() {
 		this.builder = null;
+		this.sharedPreset = null;
 	}
 
 	/**
-	 * Create an extension that starts the clusters of a preset; for {@code @RegisterExtension}
-	 * fields.
-	 * @param preset the clusters to start
+	 * Create an extension that provides the clusters of a preset, shared with every other test
+	 * class of the JVM that names the same preset (see the class description); for
+	 * {@code @RegisterExtension} fields.
+	 * @param preset the clusters to provide
 	 * @since 0.1.0
+	 * @see #perClass(ClusterPreset)
 	 */
 	public EmbeddedKafkaClustersExtension(ClusterPreset preset) {
-		this(preset.builder());
+		this.builder = preset.builder();
+		this.sharedPreset = preset;
 	}
 
 	/**
@@ -78,6 +98,19 @@ public class EmbeddedKafkaClustersExtension implements BeforeAllCallback, Parame
 	 */
 	public EmbeddedKafkaClustersExtension(EmbeddedKafkaClusters.Builder builder) {
 		this.builder = builder;
+		this.sharedPreset = null;
+	}
+
+	/**
+	 * Create an extension that starts the clusters of a preset for the test class alone and
+	 * closes them after its last test; for classes that stop or restart brokers or assert on
+	 * cluster-wide state.
+	 * @param preset the clusters to start
+	 * @return a new extension, for a {@code @RegisterExtension} field
+	 * @since 0.1.0
+	 */
+	public static EmbeddedKafkaClustersExtension perClass(ClusterPreset preset) {
+		return new EmbeddedKafkaClustersExtension(preset.builder());
 	}
 
 	/**
@@ -144,11 +177,53 @@ public class EmbeddedKafkaClustersExtension implements BeforeAllCallback, Parame
 
 	private EmbeddedKafkaClusters clusters(ExtensionContext context) {
 		ExtensionContext classContext = classContext(context);
-		Store store = classContext.getStore(NAMESPACE);
-		EmbeddedKafkaClusters clusters = store.computeIfAbsent(EmbeddedKafkaClusters.class,
-				(key) -> createBuilder(classContext).build().start(), EmbeddedKafkaClusters.class);
+		ClusterPreset shared = sharedPreset(classContext);
+		EmbeddedKafkaClusters clusters;
+		if (shared != null) {
+			// The root store is closed when the engine has run every test class of the JVM.
+			clusters = context.getRoot()
+				.getStore(NAMESPACE)
+				.computeIfAbsent(shared, (key) -> startShared(shared), EmbeddedKafkaClusters.class);
+		}
+		else {
+			clusters = classContext.getStore(NAMESPACE).computeIfAbsent(EmbeddedKafkaClusters.class,
+					(key) -> createBuilder(classContext).build().start(), EmbeddedKafkaClusters.class);
+		}
 		this.clusters = clusters;
 		return clusters;
+	}
+
+	private static EmbeddedKafkaClusters startShared(ClusterPreset preset) {
+		EmbeddedKafkaClusters clusters = preset.builder().build().start();
+		clusters.refuseBrokerChanges("the test classes that use ClusterPreset." + preset.name()
+				+ " share it; give the class its own clusters with EmbeddedKafkaClustersExtension.perClass(ClusterPreset."
+				+ preset.name() + ") or @EnableEmbeddedKafkaClusters(preset = ClusterPreset." + preset.name()
+				+ ", shared = false)");
+		return clusters;
+	}
+
+	/**
+	 * The preset whose shared clusters the class gets, or null when it gets clusters of its own.
+	 */
+	private @Nullable ClusterPreset sharedPreset(ExtensionContext classContext) {
+		if (this.builder != null) {
+			return this.sharedPreset;
+		}
+		EnableEmbeddedKafkaClusters annotation = annotation(classContext);
+		if (annotation.shared() && annotation.preset().length == 1 && annotation.clusters().length == 0
+				&& annotation.brokerProperties().length == 0) {
+			return annotation.preset()[0];
+		}
+		return null;
+	}
+
+	private static EnableEmbeddedKafkaClusters annotation(ExtensionContext classContext) {
+		Class<?> testClass = classContext.getRequiredTestClass();
+		return AnnotationSupport
+			.findAnnotation(testClass, EnableEmbeddedKafkaClusters.class, classContext.getEnclosingTestClasses())
+			.orElseThrow(() -> new IllegalStateException("Test class " + testClass.getName()
+					+ " registers EmbeddedKafkaClustersExtension without @EnableEmbeddedKafkaClusters; annotate it or "
+					+ "register the extension with a builder"));
 	}
 
 	private EmbeddedKafkaClusters.Builder createBuilder(ExtensionContext classContext) {
@@ -156,11 +231,7 @@ public class EmbeddedKafkaClustersExtension implements BeforeAllCallback, Parame
 			return this.builder;
 		}
 		Class<?> testClass = classContext.getRequiredTestClass();
-		EnableEmbeddedKafkaClusters annotation = AnnotationSupport
-			.findAnnotation(testClass, EnableEmbeddedKafkaClusters.class, classContext.getEnclosingTestClasses())
-			.orElseThrow(() -> new IllegalStateException("Test class " + testClass.getName()
-					+ " registers EmbeddedKafkaClustersExtension without @EnableEmbeddedKafkaClusters; annotate it or "
-					+ "register the extension with a builder"));
+		EnableEmbeddedKafkaClusters annotation = annotation(classContext);
 		if (annotation.preset().length + annotation.clusters().length == 0) {
 			throw new IllegalStateException("@EnableEmbeddedKafkaClusters on " + testClass.getName()
 					+ " declares no cluster; name a preset or declare clusters");

@@ -10,8 +10,10 @@ import java.lang.annotation.Target;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Start embedded Kafka clusters once for a JUnit Jupiter test class (and its {@code @Nested}
- * classes) and close them after its last test.
+ * Provide embedded Kafka clusters to a JUnit Jupiter test class (and its {@code @Nested}
+ * classes): clusters of a plain {@link #preset() preset} are shared by the test classes of the
+ * JVM and closed at the end of its test run (see {@link #shared()}); any other clusters are
+ * started for the class and closed after its last test.
  * <p>
  * Test constructors, lifecycle methods and test methods can then declare parameters of type
  * {@link EmbeddedKafkaClusters}, or of type {@link EmbeddedKafkaCluster} annotated with
@@ -51,6 +53,16 @@ public @interface EnableEmbeddedKafkaClusters {
 	 * @return the preset, or none
 	 */
 	ClusterPreset[] preset() default {};
+
+	/**
+	 * Whether a class that names only a {@link #preset()} (no {@link #clusters()}, no
+	 * {@link #brokerProperties()}) shares the preset's clusters with the other test classes of
+	 * the JVM that do the same; {@code false} starts clusters for this class alone, for classes
+	 * that stop or restart brokers or assert on cluster-wide state. See
+	 * {@link EmbeddedKafkaClustersExtension}.
+	 * @return whether the preset's clusters are shared
+	 */
+	boolean shared() default true;
 
 	/**
 	 * Clusters to start, in this order, after those of the {@link #preset()}; at least one

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -15,10 +16,14 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Tests for the lifecycle and the builder of {@link EmbeddedKafkaClusters}.
+ * Tests for the lifecycle and the builder of {@link EmbeddedKafkaClusters}. Runs before the
+ * other classes of the module (see {@code junit-platform.properties}): it counts every thread
+ * of the JVM, and the shared clusters of a {@link ClusterPreset} stay up until the JVM's tests
+ * are done.
  *
  * @author Tandem
  */
+@Order(1)
 class EmbeddedKafkaClustersLifecycleTests {
 
 	@Test

@@ -30,8 +30,9 @@ import static org.awaitility.Awaitility.await;
  */
 class MirrorApplicationTests {
 
+	// Mirrors every topic matching a pattern: clusters of its own.
 	@RegisterExtension
-	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
+	static final EmbeddedKafkaClustersExtension kafka = EmbeddedKafkaClustersExtension.perClass(ClusterPreset.EAST1_WEST1);
 
 	@Test
 	void appMirrorsAndShowsItsStatusHealthAndMeters() throws Exception {
