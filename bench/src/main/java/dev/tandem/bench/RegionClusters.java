@@ -114,9 +114,12 @@ public final class RegionClusters implements AutoCloseable {
 		try {
 			sourceCluster.start();
 		}
-		finally {
+		catch (RuntimeException ex) {
 			starter.join(TimeUnit.MINUTES.toMillis(4));
+			targetCluster.close();
+			throw ex;
 		}
+		starter.join(TimeUnit.MINUTES.toMillis(4));
 		if (!failures.isEmpty() || starter.isAlive()) {
 			sourceCluster.close();
 			targetCluster.close();

@@ -74,6 +74,9 @@ import dev.tandem.transaction.CrossClusterProcessor;
  * reads up to the last stable offset, and the target must hold every backlog and live id exactly
  * once. The report gives the medians over rounds and the ratios of the medians to the fastest
  * at-least-once copy of the run ((a) or (a')) and to (b).
+ * For the transactional contenders it also gives the producers' own time per transaction in
+ * {@code beginTransaction}, {@code sendOffsetsToTransaction}, {@code flush} and
+ * {@code commitTransaction} (kafka-clients' {@code txn-*-time-ns-total} metrics), per cluster.
  * <p>
  * <b>Across regions</b> ({@code --rtt 0,40,80}, issue 25): east and west run as broker processes
  * ({@code KafkaProcessCluster} of {@code tandem-test}, {@code --brokers} 1 by default), east's
@@ -83,9 +86,6 @@ import dev.tandem.transaction.CrossClusterProcessor;
  * contender runs at each round trip time in every round, the order of the round trip times and
  * of the contenders rotated every round; the report has one table per round trip time and a
  * summary. CPU per record then counts this JVM only (copiers, reader, proxies, coordinator).
- * For the transactional contenders it also gives the producers' own time per transaction in
- * {@code beginTransaction}, {@code sendOffsetsToTransaction}, {@code flush} and
- * {@code commitTransaction} (kafka-clients' {@code txn-*-time-ns-total} metrics), per cluster.
  * <p>
  * Run from the repository root (about 10 minutes with the defaults): see {@code docs/benchmarks.md},
  * section Throughput. Options ({@code --name value}): {@code --data} flights JSON
