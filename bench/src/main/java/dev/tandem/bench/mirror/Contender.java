@@ -8,8 +8,18 @@ import org.jspecify.annotations.Nullable;
  */
 interface Contender extends AutoCloseable {
 
-	/** Returns the name in the report: {@code mm2-eos}, {@code mm2-alo}, {@code tandem}. */
+	/** Returns the name in the report: {@code mm2-eos}, {@code mm2-alo}, {@code tandem}, {@code alo-async}. */
 	String id();
+
+	/** Whether it translates the source's consumer groups to the target (else no failover check). */
+	default boolean translatesGroups() {
+		return true;
+	}
+
+	/** Whether it is an at-least-once copy, a reference of the ratios. */
+	default boolean atLeastOnce() {
+		return id().equals("alo-async") || id().equals("mm2-alo");
+	}
 
 	/** Returns the settings that matter, for the report (one line). */
 	String settings();

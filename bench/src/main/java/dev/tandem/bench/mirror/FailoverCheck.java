@@ -17,7 +17,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
-import dev.tandem.test.EmbeddedKafkaCluster;
+import dev.tandem.bench.RegionClusters;
 
 /**
  * Moves a consumer group from the source to the target and counts what it re-reads and what it
@@ -37,7 +37,7 @@ final class FailoverCheck {
 	 * Returns the group's committed offsets on a cluster for the partitions of one topic (absent:
 	 * none committed).
 	 */
-	static Map<TopicPartition, Long> committed(EmbeddedKafkaCluster cluster, String group, String topic)
+	static Map<TopicPartition, Long> committed(RegionClusters.Cluster cluster, String group, String topic)
 			throws Exception {
 		Map<TopicPartition, Long> offsets = new HashMap<>();
 		Map<TopicPartition, OffsetAndMetadata> all = cluster.admin().listConsumerGroupOffsets(group)
@@ -50,10 +50,10 @@ final class FailoverCheck {
 		return offsets;
 	}
 
-	static Result measure(EmbeddedKafkaCluster source, EmbeddedKafkaCluster target, String group, String topic,
+	static Result measure(RegionClusters.Cluster source, RegionClusters.Cluster target, String group, String topic,
 			String remoteTopic, SourceLog log, long records, Contender contender) throws Exception {
 		Map<TopicPartition, Long> sourceCommitted = committed(source, group, topic);
-		Map<String, Object> config = target.consumerProperties();
+		Map<String, Object> config = target.clientProperties();
 		config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
 		config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
 		config.put(ConsumerConfig.GROUP_ID_CONFIG, group);

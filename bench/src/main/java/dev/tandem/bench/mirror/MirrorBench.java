@@ -19,8 +19,7 @@ import org.slf4j.LoggerFactory;
 
 import dev.tandem.bench.BenchOptions;
 import dev.tandem.bench.FlightRecords;
-import dev.tandem.test.EmbeddedKafkaCluster;
-import dev.tandem.test.EmbeddedKafkaClusters;
+import dev.tandem.bench.RegionClusters;
 
 /**
  * Mirroring between clusters (issue #14): MirrorMaker 2 in dedicated mode, exactly-once and
@@ -51,6 +50,17 @@ import dev.tandem.test.EmbeddedKafkaClusters;
  * replication factor {@code min(3, brokers)}, {@code min.insync.replicas} {@code min(2, brokers)}.
  * MirrorMaker 2 runs in a JVM of its own ({@link MirrorMaker2Contender}).
  * <p>
+ * <b>Across regions</b> ({@code --rtt 0,40,80}, issue 25): {@code east} and {@code west} run as
+ * broker processes ({@code KafkaProcessCluster} of {@code tandem-test}, {@code --brokers} 1 by
+ * default), {@code east}'s client listeners behind a {@code LatencyProxy} each; the contenders sit
+ * beside the target and reach the source through the proxies ("consume remote, produce local"),
+ * while the source's producer and groups, the target's reader and the failover check connect
+ * directly. Every contender runs at each round trip time in every round (orders rotated), and the
+ * default contenders add {@code alo-async} ({@link AtLeastOnceMirrorContender}), the best
+ * at-least-once copy a user would write, which translates no group; every ratio of the report is
+ * against the fastest at-least-once copy ({@code alo-async} or {@code mm2-alo}) at the same round
+ * trip time.
+ * <p>
  * Run from the repository root on a quiet machine (about 10 minutes with the defaults):
  * <pre>
  * mvn -B -Pbench,mirror-bench -pl bench -am -DskipTests verify [-Dmirror.args="--rounds 3"]
@@ -58,10 +68,12 @@ import dev.tandem.test.EmbeddedKafkaClusters;
  * Options ({@code --name value}): {@code --data} flights JSON file (required; the profile passes
  * the sample app's {@code flights-20k.json}, cycled), {@code --mm2-classpath} file holding
  * MirrorMaker 2's class path (required for the {@code mm2-*} contenders; the profile resolves
- * it), {@code --contenders} ({@code mm2-eos,mm2-alo,tandem}), {@code --rounds} (3),
+ * it), {@code --contenders} ({@code mm2-eos,mm2-alo,tandem}; with {@code --rtt}
+ * {@code alo-async,mm2-eos,mm2-alo,tandem}), {@code --rtt} round trip times in ms (none: in-process
+ * clusters), {@code --rounds} (3),
  * {@code --records} backlog per run (150000), {@code --live-rate} (2000), {@code --live-duration}
  * (10s), {@code --lag-fraction} (0.3), {@code --settle} (5s), {@code --sync-wait} (60s),
- * {@code --brokers} (3), {@code --partitions} (6), {@code --tandem-max-records} the Tandem mirror's
+ * {@code --brokers} (3; with {@code --rtt} 1), {@code --partitions} (6), {@code --tandem-max-records} the Tandem mirror's
  * {@code max-records} (its settings' default), {@code --report}
  * ({@code bench/target/mirror-bench.md}), {@code --log-dir} for MirrorMaker 2's configuration
  * files and logs ({@code bench/target/mirror-bench-logs}). The report goes to stdout and the file.
@@ -98,8 +110,14 @@ public final class MirrorBench {
 
 	private final Path logs;
 
+	private final boolean regions;
+
+	private final List<Integer> rtts;
+
 	private MirrorBench(Map<String, String> options) {
 		this.options = options;
+		this.regions = options.containsKey("rtt");
+		this.rtts = RegionClusters.roundTrips(option("rtt", "0"), "--rtt");
 		this.rounds = Integer.parseInt(option("rounds", "3"));
 		this.backlog = Long.parseLong(option("records", "150000"));
 		this.liveRate = Integer.parseInt(option("live-rate", "2000"));
@@ -107,7 +125,7 @@ public final class MirrorBench {
 		this.lagFraction = Double.parseDouble(option("lag-fraction", "0.3"));
 		this.settle = BenchOptions.duration(option("settle", "5s"));
 		this.syncWait = BenchOptions.duration(option("sync-wait", "60s"));
-		this.brokers = Integer.parseInt(option("brokers", "3"));
+		this.brokers = Integer.parseInt(option("brokers", this.regions ? "1" : "3"));
 		this.partitions = Integer.parseInt(option("partitions", "6"));
 		this.logs = Path.of(option("log-dir", "bench/target/mirror-bench-logs"));
 		if (this.rounds < 1 || this.backlog < 1 || this.liveRate < 1 || this.brokers < 1 || this.partitions < 1) {
@@ -155,23 +173,27 @@ public final class MirrorBench {
 		StringBuilder setup = new StringBuilder();
 		short replication = (short) Math.min(3, this.brokers);
 		try {
-			for (String name : option("contenders", "mm2-eos,mm2-alo,tandem").split(",")) {
+			for (String name : option("contenders", this.regions ? "alo-async,mm2-eos,mm2-alo,tandem"
+					: "mm2-eos,mm2-alo,tandem").split(",")) {
 				contenders.add(contender(name.trim(), work));
 			}
-			EmbeddedKafkaClusters.Builder builder = EmbeddedKafkaClusters.builder()
-				.operationTimeout(Duration.ofMinutes(2));
-			builder.cluster(SOURCE, this.brokers);
-			builder.cluster(TARGET, this.brokers);
-			progress("Starting clusters " + SOURCE + " and " + TARGET + " of " + this.brokers + " broker(s)");
+			progress("Starting clusters " + SOURCE + " and " + TARGET + " of " + this.brokers + " broker(s)"
+					+ (this.regions ? ", as processes, " + SOURCE + " behind latency proxies" : ""));
 			long clustersStart = System.nanoTime();
-			try (EmbeddedKafkaClusters kafka = builder.build().start()) {
+			try (RegionClusters kafka = this.regions ? RegionClusters.processes(SOURCE, TARGET, this.brokers, Map.of())
+					: RegionClusters.inProcess(SOURCE, TARGET, this.brokers, Map.of())) {
 				setup.append(String.format(java.util.Locale.ROOT,
-						"Clusters: %s (source) and %s (target), each %d broker(s) + 1 controller (Kafka's KRaft test kit, "
-								+ "the bench's JVM), started in %.1f s; topics of %d partitions, replication factor %d, "
-								+ "min.insync.replicas %d; source topic timestamps LogAppendTime%n",
+						"Clusters: %s (source) and %s (target), each %d broker(s) + 1 controller, started in %.1f s; "
+								+ "topics of %d partitions, replication factor %d, min.insync.replicas %d; source topic "
+								+ "timestamps LogAppendTime; %s%n",
 						SOURCE, TARGET, this.brokers,
 						Duration.ofNanos(System.nanoTime() - clustersStart).toMillis() / 1000.0, this.partitions,
-						replication, Math.min(2, this.brokers)));
+						replication, Math.min(2, this.brokers), kafka.describe()));
+				if (this.regions) {
+					setup.append("Round trip times between the contenders and the source: ").append(this.rtts)
+						.append(" ms, every contender at each, the order of the round trip times and of the contenders "
+								+ "rotated every round\n");
+				}
 				setup.append(String.format(java.util.Locale.ROOT,
 						"Records per run: %,d backlog + %,d live (%d/s for %d s) flights from %s (%d distinct values, "
 								+ "cycled), keyed by an 8-byte record id; producer acks=all, idempotent, linger.ms=5%n",
@@ -186,11 +208,15 @@ public final class MirrorBench {
 				}
 				for (int round = 1; round <= this.rounds; round++) {
 					roundLoads.add(loadAverage());
-					for (int i = 0; i < contenders.size(); i++) {
-						Contender contender = contenders.get((i + round - 1) % contenders.size());
-						RunResult result = runOne(kafka, contender, round, flights, live, work, replication);
-						results.add(result);
-						progress(MirrorReport.progressLine(result, this.rounds));
+					for (int j = 0; j < this.rtts.size(); j++) {
+						int rtt = this.rtts.get((j + round - 1) % this.rtts.size());
+						kafka.roundTrip(rtt);
+						for (int i = 0; i < contenders.size(); i++) {
+							Contender contender = contenders.get((i + round - 1) % contenders.size());
+							RunResult result = runOne(kafka, contender, round, rtt, flights, live, work, replication);
+							results.add(result);
+							progress(MirrorReport.progressLine(result, this.rounds));
+						}
 					}
 				}
 			}
@@ -207,7 +233,8 @@ public final class MirrorBench {
 			BenchOptions.deleteRecursively(work);
 		}
 		return new MirrorReport(startedAt, loadAtStart, loadAverage(), roundLoads, setup.toString(),
-				Duration.ofNanos(System.nanoTime() - runStart), results, contenders.stream().map(Contender::id).toList())
+				Duration.ofNanos(System.nanoTime() - runStart), results, contenders.stream().map(Contender::id).toList(),
+				this.rtts, this.regions)
 			.render();
 	}
 
@@ -215,36 +242,38 @@ public final class MirrorBench {
 		return switch (name) {
 			case "mm2-eos", "mm2-alo" -> new MirrorMaker2Contender(name.equals("mm2-eos"), Path.of(Objects.requireNonNull(
 					this.options.get("mm2-classpath"), "--mm2-classpath <file> is required for the " + name + " contender")));
+			case "alo-async" -> new AtLeastOnceMirrorContender();
 			case "tandem" -> new TandemMirrorContender(work.resolve("coordinator"),
 					this.options.containsKey("tandem-max-records") ? Integer.parseInt(this.options.get("tandem-max-records"))
 							: null);
 			default -> throw new IllegalArgumentException("Unknown contender '" + name + "' in --contenders; use "
-					+ "mm2-eos, mm2-alo, tandem");
+					+ "alo-async, mm2-eos, mm2-alo, tandem");
 		};
 	}
 
-	private RunResult runOne(EmbeddedKafkaClusters kafka, Contender contender, int round, FlightRecords flights,
+	private RunResult runOne(RegionClusters kafka, Contender contender, int round, int rtt, FlightRecords flights,
 			long live, Path work, short replication) {
-		EmbeddedKafkaCluster source = kafka.cluster(SOURCE);
-		EmbeddedKafkaCluster target = kafka.cluster(TARGET);
-		String tag = "r" + round + "-" + contender.id();
+		RegionClusters.Cluster source = kafka.source();
+		RegionClusters.Cluster target = kafka.target();
+		String tag = "r" + round + "-rtt" + rtt + "-" + contender.id();
 		String topic = "flights-" + tag;
 		String remoteTopic = contender.remoteTopic(SOURCE, topic);
 		String lagging = "lagging-" + tag;
 		String tip = "tip-" + tag;
 		long total = this.backlog + live;
-		progress("Round " + round + ": " + contender.id() + " on " + topic + " -> " + remoteTopic);
+		progress("Round " + round + ", RTT " + rtt + " ms: " + contender.id() + " on " + topic + " -> " + remoteTopic);
 		try {
 			source.createTopic(topic, this.partitions, replication, Map.of("message.timestamp.type", "LogAppendTime"));
-			target.createTopic(remoteTopic, this.partitions, replication);
+			target.createTopic(remoteTopic, this.partitions, replication, Map.of());
 			SourceLog log = new SourceLog(this.partitions, Math.toIntExact(total));
 			SourceTraffic traffic = new SourceTraffic(source, topic, log, flights);
 			traffic.produce(0, this.backlog, 0);
 			traffic.consumeAndCommit(lagging, this.backlog, this.lagFraction);
 			traffic.consumeAndCommit(tip, this.backlog, 1.0);
 			Path runWork = Files.createDirectories(work.resolve(tag));
-			MirrorRun run = new MirrorRun(tag, SOURCE, TARGET, source.bootstrapServers(), target.bootstrapServers(), topic,
-					remoteTopic, List.of(lagging, tip), this.partitions, runWork, Files.createDirectories(this.logs));
+			MirrorRun run = new MirrorRun(tag, SOURCE, TARGET, source.copierBootstrapServers(),
+					target.copierBootstrapServers(), topic, remoteTopic, List.of(lagging, tip), this.partitions, runWork,
+					Files.createDirectories(this.logs), replication, rtt);
 			TargetReader.Tally tally;
 			double syncSeconds;
 			long startNanos;
@@ -261,19 +290,20 @@ public final class MirrorBench {
 					reader.await(total, Duration.ofMinutes(2), contender::failure);
 					traffic.consumeAndCommit(tip, total, 1.0);
 					long tipCommitted = System.nanoTime();
-					syncSeconds = awaitTranslation(target, List.of(lagging, tip), remoteTopic, tipCommitted, contender);
+					syncSeconds = contender.translatesGroups()
+							? awaitTranslation(target, List.of(lagging, tip), remoteTopic, tipCommitted, contender) : 0;
 				}
 				finally {
 					contender.stop();
 				}
 				tally = reader.finish();
 			}
-			FailoverCheck.Result laggingResult = FailoverCheck.measure(source, target, lagging, topic, remoteTopic, log,
-					total, contender);
-			FailoverCheck.Result tipResult = FailoverCheck.measure(source, target, tip, topic, remoteTopic, log, total,
-					contender);
+			FailoverCheck.Result laggingResult = contender.translatesGroups()
+					? FailoverCheck.measure(source, target, lagging, topic, remoteTopic, log, total, contender) : null;
+			FailoverCheck.Result tipResult = contender.translatesGroups()
+					? FailoverCheck.measure(source, target, tip, topic, remoteTopic, log, total, contender) : null;
 			double copySeconds = (backlogNanos - firstNanos) / 1e9;
-			return new RunResult(round, contender.id(), this.backlog, live,
+			return new RunResult(round, rtt, contender.id(), this.backlog, live,
 					(copySeconds > 0) ? (this.backlog - 1) / copySeconds : Double.NaN, (firstNanos - startNanos) / 1e9,
 					tally.latency(), tally, laggingResult, tipResult, syncSeconds, null);
 		}
@@ -285,7 +315,7 @@ public final class MirrorBench {
 			catch (Exception stopFailure) {
 				ex.addSuppressed(stopFailure);
 			}
-			return RunResult.failed(round, contender.id(), this.backlog, live, ex.getClass().getSimpleName() + ": "
+			return RunResult.failed(round, rtt, contender.id(), this.backlog, live, ex.getClass().getSimpleName() + ": "
 					+ ex.getMessage());
 		}
 		finally {
@@ -304,7 +334,7 @@ public final class MirrorBench {
 	 * the target and none changed for {@code --settle}, at most {@code --sync-wait}.
 	 * @return seconds from {@code since} to the last change seen, or -1 if they did not settle
 	 */
-	private double awaitTranslation(EmbeddedKafkaCluster target, List<String> groups, String remoteTopic, long since,
+	private double awaitTranslation(RegionClusters.Cluster target, List<String> groups, String remoteTopic, long since,
 			Contender contender) throws Exception {
 		long deadline = since + this.syncWait.toNanos();
 		Map<String, Map<TopicPartition, Long>> last = new HashMap<>();

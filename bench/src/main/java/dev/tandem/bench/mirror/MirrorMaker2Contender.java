@@ -32,7 +32,10 @@ import org.slf4j.LoggerFactory;
  * ({@code sync.group.offsets.enabled=true}) and keep MirrorMaker 2's defaults otherwise, except
  * intervals shortened for the bench (checkpoints and group sync every second instead of 60 s,
  * groups refreshed every 5 s instead of 10 min) and what these clusters do not have or need
- * (heartbeats off, ACL sync off: no authorizer). Each run gets fresh Connect state (its own
+ * (heartbeats off, ACL sync off: no authorizer), the replication factor of its topics that of the bench's
+ * own, and offset syncs kept on the target ({@code offset-syncs.topic.location=target}, KIP-716:
+ * MirrorMaker 2 runs beside the target, so its only traffic to the source is fetching and reading
+ * group offsets). Each run gets fresh Connect state (its own
  * worker group and internal topics), so no run resumes another's.
  */
 final class MirrorMaker2Contender implements Contender {
@@ -68,11 +71,13 @@ final class MirrorMaker2Contender implements Contender {
 	@Override
 	public String settings() {
 		return "MirrorMaker 2 " + (this.exactlyOnce ? "exactly-once" : "at-least-once") + ", dedicated mode, 1 node, "
-				+ "own JVM (-Xmx512m), tasks.max=1 (default), offset.lag.max=100 (default): "
+				+ "own JVM (-Xmx512m), tasks.max=1 (default), offset.lag.max=100 (default), replication factor of every "
+				+ "topic it creates the bench's: "
 				+ properties(new MirrorRun("<tag>", "<source>", "<target>", "...", "...", "<topic>", "<remote>",
-						List.of("<groups>"), 0, Path.of("."), Path.of(".")), 0)
+						List.of("<groups>"), 0, Path.of("."), Path.of("."), (short) 3, 0), 0)
 					.entrySet().stream().filter((e) -> !e.getKey().contains("bootstrap")
 							&& !e.getKey().contains("storage.topic") && !e.getKey().endsWith("group.id")
+							&& !e.getKey().contains("replication.factor")
 							&& !e.getKey().equals("clusters") && !e.getKey().endsWith(".topics")
 							&& !e.getKey().endsWith(".groups") && !e.getKey().equals("listeners"))
 					.map((e) -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(", "));
@@ -101,7 +106,17 @@ final class MirrorMaker2Contender implements Contender {
 		properties.put("refresh.groups.interval.seconds", "5");
 		properties.put("emit.heartbeats.enabled", "false");
 		properties.put("sync.topic.acls.enabled", "false");
-		properties.put("replication.factor", "3");
+		// topics MirrorMaker 2 creates: as many replicas as the bench's own topics
+		String replication = Short.toString(run.replicationFactor());
+		for (String key : List.of("replication.factor", "checkpoints.topic.replication.factor",
+				"heartbeats.topic.replication.factor", "offset-syncs.topic.replication.factor",
+				"offset.storage.replication.factor", "config.storage.replication.factor",
+				"status.storage.replication.factor")) {
+			properties.put(key, replication);
+		}
+		// beside the target, as the copy runs across regions: offset syncs written to the target (KIP-716),
+		// so that the source only sees fetches and the group offsets it reads
+		properties.put("offset-syncs.topic.location", "target");
 		// fresh Connect state per run: the worker group and its internal topics on the target
 		properties.put(target + ".group.id", "mm2-" + run.tag());
 		properties.put("offset.storage.topic", "mm2-offsets." + run.tag() + ".internal");

@@ -5,6 +5,7 @@ import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
@@ -33,8 +34,14 @@ final class MirrorReport {
 
 	private final List<String> contenders;
 
+	private final List<Integer> rtts;
+
+	private final boolean regions;
+
 	MirrorReport(LocalDateTime startedAt, double loadAtStart, double loadAtEnd, List<Double> roundLoads, String setup,
-			Duration took, List<RunResult> results, List<String> contenders) {
+			Duration took, List<RunResult> results, List<String> contenders, List<Integer> rtts, boolean regions) {
+		this.rtts = rtts;
+		this.regions = regions;
 		this.startedAt = startedAt;
 		this.loadAtStart = loadAtStart;
 		this.loadAtEnd = loadAtEnd;
@@ -47,11 +54,11 @@ final class MirrorReport {
 
 	static String progressLine(RunResult result, int rounds) {
 		if (result.error() != null) {
-			return String.format(Locale.ROOT, "round %d/%d %-8s FAILED: %s", result.round(), rounds, result.contender(),
-					result.error());
+			return String.format(Locale.ROOT, "round %d/%d RTT %d ms %-9s FAILED: %s", result.round(), rounds,
+					result.rttMs(), result.contender(), result.error());
 		}
-		return String.format(Locale.ROOT, "round %d/%d %-8s %8.0f records/s, start %.1f s, p50 %s ms, p99 %s ms, %s, "
-				+ "lagging %s, tip %s", result.round(), rounds, result.contender(), result.recordsPerSecond(),
+		return String.format(Locale.ROOT, "round %d/%d RTT %d ms %-9s %8.0f records/s, start %.1f s, p50 %s ms, p99 %s ms, %s, "
+				+ "lagging %s, tip %s", result.round(), rounds, result.rttMs(), result.contender(), result.recordsPerSecond(),
 				result.startSeconds(), percentile(result.latency(), 50), percentile(result.latency(), 99), copy(result),
 				failover(result.lagging()), failover(result.tip()));
 	}
@@ -64,20 +71,100 @@ final class MirrorReport {
 				this.roundLoads.stream().map((l) -> String.format(Locale.ROOT, "%.2f", l)).toList(),
 				this.took.toMillis() / 60_000.0));
 		out.append(this.setup).append('\n');
+		if (this.regions) {
+			summary(out);
+		}
+		for (int rtt : this.rtts) {
+			if (this.regions) {
+				out.append("### Round trip ").append(rtt).append(" ms\n\n");
+			}
+			table(out, rtt);
+			ratios(out, rtt);
+			out.append('\n');
+		}
+		long failedRuns = this.results.stream().filter((r) -> r.error() != null).count();
+		out.append("Re-read / skipped: per round, records a consumer group reads again / never reads "
+				+ "after moving from the source to the target (see the section's text; n/a: the contender translates no "
+				+ "group). Failed runs: ").append(failedRuns).append(".\n\n");
+		raw(out);
+		return out.toString();
+	}
+
+	/** One row per contender: at each round trip time, records/s, its ratio to the fastest at-least-once copy, p99. */
+	private void summary(StringBuilder out) {
+		out.append("| contender |");
+		this.rtts.forEach((rtt) -> out.append(" ").append(rtt).append(" ms: records/s | × ALO | e2e p99 ms |"));
+		out.append("\n|---|");
+		this.rtts.forEach((rtt) -> out.append("---:|---:|---:|"));
+		out.append('\n');
+		for (String contender : this.contenders) {
+			out.append("| ").append(contender).append(" |");
+			for (int rtt : this.rtts) {
+				List<RunResult> runs = runs(contender, rtt);
+				if (runs.isEmpty()) {
+					out.append(" failed | | |");
+					continue;
+				}
+				double rate = median(runs.stream().map(RunResult::recordsPerSecond).sorted().toList());
+				long exact = runs.stream().filter((r) -> r.tally().exact()).count();
+				String reference = reference(rtt);
+				double base = (reference != null)
+						? median(runs(reference, rtt).stream().map(RunResult::recordsPerSecond).sorted().toList()) : 0;
+				out.append(String.format(Locale.ROOT, " %,.0f%s | %s | %s |", rate,
+						(exact == runs.size()) ? "" : " (" + (runs.size() - exact) + " not exact)",
+						(base > 0) ? String.format(Locale.ROOT, "%.2f", rate / base) : "-", percentile(merged(runs), 99)));
+			}
+			out.append('\n');
+		}
+		out.append("\n× ALO: against the fastest at-least-once copy at the same round trip time (");
+		out.append(this.rtts.stream().map((rtt) -> rtt + " ms: " + Objects.requireNonNullElse(reference(rtt), "none"))
+			.collect(Collectors.joining(", ")));
+		out.append("); records/s and p99: medians over rounds and the rounds' merged histogram. Per round trip time "
+				+ "below.\n\n");
+	}
+
+	/** Returns the at-least-once contender ({@code alo-async}, {@code mm2-alo}) with the highest median at a round trip time. */
+	private @Nullable String reference(int rtt) {
+		String best = null;
+		double bestRate = 0;
+		for (String contender : this.contenders) {
+			if (!contender.equals("alo-async") && !contender.equals("mm2-alo")) {
+				continue;
+			}
+			List<RunResult> runs = runs(contender, rtt);
+			if (runs.isEmpty()) {
+				continue;
+			}
+			double rate = median(runs.stream().map(RunResult::recordsPerSecond).sorted().toList());
+			if (rate > bestRate) {
+				best = contender;
+				bestRate = rate;
+			}
+		}
+		return best;
+	}
+
+	private static Histogram merged(List<RunResult> runs) {
+		Histogram merged = new Histogram(runs.get(0).latency().getHighestTrackableValue(), 3);
+		runs.forEach((r) -> merged.add(r.latency()));
+		return merged;
+	}
+
+	private void table(StringBuilder out, int rtt) {
 		out.append("| contender | records/s (median [min-max]) | start s | e2e p50 ms | e2e p99 ms | e2e max ms "
 				+ "| copy, read_committed | out of source order | lagging group: re-read / skipped | tip group: re-read / skipped "
 				+ "| offsets settled s |\n");
 		out.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
 		for (String contender : this.contenders) {
-			List<RunResult> runs = runs(contender);
+			List<RunResult> runs = runs(contender, rtt);
 			if (runs.isEmpty()) {
-				List<RunResult> failed = this.results.stream().filter((r) -> r.contender().equals(contender)).toList();
+				List<RunResult> failed = this.results.stream()
+					.filter((r) -> r.contender().equals(contender) && r.rttMs() == rtt).toList();
 				out.append("| ").append(contender).append(" | failed: ")
 					.append(failed.isEmpty() ? "not run" : escape(failed.get(0).error())).append(" | | | | | | | | | |\n");
 				continue;
 			}
-			Histogram merged = new Histogram(runs.get(0).latency().getHighestTrackableValue(), 3);
-			runs.forEach((r) -> merged.add(r.latency()));
+			Histogram merged = merged(runs);
 			List<Double> rates = runs.stream().map(RunResult::recordsPerSecond).sorted().toList();
 			out.append(String.format(Locale.ROOT, "| %s | %,.0f [%,.0f-%,.0f] | %.1f | %s | %s | %s | %s | %s | %s | %s | %s |%n",
 					contender, median(rates), rates.get(0), rates.get(rates.size() - 1),
@@ -85,30 +172,31 @@ final class MirrorReport {
 					percentile(merged, 99), merged.getMaxValue(), copies(runs),
 					perRound(runs, (r) -> Long.toString(r.tally().reordered())), perRound(runs, (r) -> failover(r.lagging())),
 					perRound(runs, (r) -> failover(r.tip())),
-					perRound(runs, (r) -> (r.syncSeconds() < 0) ? "did not settle"
+					perRound(runs, (r) -> (r.lagging() == null) ? "n/a" : (r.syncSeconds() < 0) ? "did not settle"
 							: String.format(Locale.ROOT, "%.1f", r.syncSeconds()))));
 		}
-		long failedRuns = this.results.stream().filter((r) -> r.error() != null).count();
-		out.append('\n').append("Re-read / skipped: per round, records a consumer group reads again / never reads "
-				+ "after moving from the source to the target (see the section's text). Failed runs: ").append(failedRuns)
-			.append(".\n\n");
+		out.append('\n');
+	}
+
+	private void raw(StringBuilder out) {
 		out.append("Raw runs:\n\n");
-		out.append("| round | contender | records/s | start s | p50 | p99 | max | distinct | duplicates | missing "
+		out.append("| round | RTT ms | contender | records/s | start s | p50 | p99 | max | distinct | duplicates | missing "
 				+ "| foreign | out of order | lagging committed | lagging translated | lagging re-read | lagging skipped "
 				+ "| tip committed | tip translated | tip re-read | tip skipped | untranslated partitions | settled s | error |\n");
-		out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+		out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+		FailoverCheck.Result none = new FailoverCheck.Result("-", -1, -1, -1, -1, -1, -1, -1, -1);
 		for (RunResult r : this.results) {
 			if (r.error() != null) {
-				out.append(String.format(Locale.ROOT, "| %d | %s |%s %s |%n", r.round(), r.contender(),
+				out.append(String.format(Locale.ROOT, "| %d | %d | %s |%s %s |%n", r.round(), r.rttMs(), r.contender(),
 						" |".repeat(20), escape(r.error())));
 				continue;
 			}
 			TargetReader.Tally tally = r.tally();
-			FailoverCheck.Result lag = r.lagging();
-			FailoverCheck.Result tip = r.tip();
+			FailoverCheck.Result lag = Objects.requireNonNullElse(r.lagging(), none);
+			FailoverCheck.Result tip = Objects.requireNonNullElse(r.tip(), none);
 			out.append(String.format(Locale.ROOT,
-					"| %d | %s | %.0f | %.1f | %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | |%n",
-					r.round(), r.contender(), r.recordsPerSecond(), r.startSeconds(), percentile(r.latency(), 50),
+					"| %d | %d | %s | %.0f | %.1f | %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | |%n",
+					r.round(), r.rttMs(), r.contender(), r.recordsPerSecond(), r.startSeconds(), percentile(r.latency(), 50),
 					percentile(r.latency(), 99), r.latency().getMaxValue(), tally.distinct(), tally.duplicates(),
 					tally.missing(), tally.foreign(), tally.reordered(), lag.committedSource(), lag.committedTarget(), lag.rereads(),
 					lag.skips(), tip.committedSource(), tip.committedTarget(), tip.rereads(), tip.skips(),
@@ -116,20 +204,30 @@ final class MirrorReport {
 		}
 		out.append('\n');
 		out.append("Latency in ms, live records only. Committed/translated: sums over partitions of the group's "
-				+ "committed offset on the source and on the target. Out of order: records read on the target "
-				+ "after a record of the same partition with a higher source offset.\n\n");
-		ratios(out);
-		return out.toString();
+				+ "committed offset on the source and on the target (-1: the contender translates no group). Out of "
+				+ "order: records read on the target after a record of the same partition with a higher source "
+				+ "offset.\n\n");
 	}
 
-	private void ratios(StringBuilder out) {
-		List<RunResult> tandem = runs("tandem");
+	private void ratios(StringBuilder out, int rtt) {
+		String reference = reference(rtt);
+		if (reference != null) {
+			List<RunResult> base = runs(reference, rtt);
+			double baseRate = median(base.stream().map(RunResult::recordsPerSecond).sorted().toList());
+			out.append("Against the fastest at-least-once copy (").append(reference).append(", ")
+				.append(String.format(Locale.ROOT, "%,.0f", baseRate)).append(" records/s): ");
+			out.append(this.contenders.stream().filter((c) -> !runs(c, rtt).isEmpty()).map((c) -> c + " "
+					+ String.format(Locale.ROOT, "%.2f×",
+							median(runs(c, rtt).stream().map(RunResult::recordsPerSecond).sorted().toList()) / baseRate))
+				.collect(Collectors.joining(", "))).append("\n");
+		}
+		List<RunResult> tandem = runs("tandem", rtt);
 		if (tandem.isEmpty()) {
 			out.append("No ratios: the tandem contender has no successful run.\n");
 			return;
 		}
 		for (String[] bar : new String[][] { { "mm2-eos", "1.0" }, { "mm2-alo", "0.8" } }) {
-			List<RunResult> other = runs(bar[0]);
+			List<RunResult> other = runs(bar[0], rtt);
 			if (other.isEmpty()) {
 				continue;
 			}
@@ -152,8 +250,10 @@ final class MirrorReport {
 			.append(zero ? "MET" : "NOT MET").append('\n');
 	}
 
-	private List<RunResult> runs(String contender) {
-		return this.results.stream().filter((r) -> r.contender().equals(contender) && r.error() == null).toList();
+	private List<RunResult> runs(String contender, int rtt) {
+		return this.results.stream()
+			.filter((r) -> r.contender().equals(contender) && r.rttMs() == rtt && r.error() == null)
+			.toList();
 	}
 
 	private static String copies(List<RunResult> runs) {

@@ -23,7 +23,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 import dev.tandem.bench.FlightRecords;
-import dev.tandem.test.EmbeddedKafkaCluster;
+import dev.tandem.bench.RegionClusters;
 
 /**
  * What happens on the source cluster during a run: the flight records produced (a backlog as
@@ -32,7 +32,7 @@ import dev.tandem.test.EmbeddedKafkaCluster;
  */
 final class SourceTraffic {
 
-	private final EmbeddedKafkaCluster source;
+	private final RegionClusters.Cluster source;
 
 	private final String topic;
 
@@ -40,7 +40,7 @@ final class SourceTraffic {
 
 	private final FlightRecords flights;
 
-	SourceTraffic(EmbeddedKafkaCluster source, String topic, SourceLog log, FlightRecords flights) {
+	SourceTraffic(RegionClusters.Cluster source, String topic, SourceLog log, FlightRecords flights) {
 		this.source = source;
 		this.topic = topic;
 		this.log = log;
@@ -53,7 +53,7 @@ final class SourceTraffic {
 	 * @throws KafkaException if a send failed
 	 */
 	void produce(long from, long to, int rate) throws InterruptedException {
-		Map<String, Object> config = this.source.producerProperties();
+		Map<String, Object> config = this.source.clientProperties();
 		config.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
 		config.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
 		config.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -99,7 +99,7 @@ final class SourceTraffic {
 	 * @return the committed source offset of every partition
 	 */
 	Map<TopicPartition, Long> consumeAndCommit(String group, long records, double fraction) {
-		Map<String, Object> config = this.source.consumerProperties();
+		Map<String, Object> config = this.source.clientProperties();
 		config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
 		config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
 		config.put(ConsumerConfig.GROUP_ID_CONFIG, group);

@@ -17,7 +17,7 @@ import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.jspecify.annotations.Nullable;
 
-import dev.tandem.test.EmbeddedKafkaCluster;
+import dev.tandem.bench.RegionClusters;
 
 /**
  * A {@code read_committed} reader of the mirrored topic on the target, from its beginning, on
@@ -65,7 +65,7 @@ final class TargetReader implements AutoCloseable {
 
 	private volatile @Nullable Throwable failure;
 
-	TargetReader(EmbeddedKafkaCluster target, String remoteTopic, SourceLog log, long backlog, long total) {
+	TargetReader(RegionClusters.Cluster target, String remoteTopic, SourceLog log, long backlog, long total) {
 		int partitions = log.partitions();
 		this.log = log;
 		this.lastSourceOffset = new long[partitions];
@@ -73,7 +73,7 @@ final class TargetReader implements AutoCloseable {
 		this.backlog = backlog;
 		this.total = total;
 		this.seen = new BitSet((int) total);
-		Map<String, Object> config = target.consumerProperties();
+		Map<String, Object> config = target.clientProperties();
 		config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
 		config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
 		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");

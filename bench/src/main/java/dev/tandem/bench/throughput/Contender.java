@@ -7,7 +7,7 @@ import java.util.Map;
 
 /**
  * One contender of the run, parsed from {@code name} or {@code name[key=value,...]}: which copy
- * ({@value #AT_LEAST_ONCE}, {@value #KAFKA_EOS}, {@value #TANDEM}, {@value #PIPELINED},
+ * ({@value #AT_LEAST_ONCE_ASYNC}, {@value #AT_LEAST_ONCE}, {@value #KAFKA_EOS}, {@value #TANDEM}, {@value #PIPELINED},
  * {@value #LISTENER}) and its own settings on top of the run's common client settings. Keys the
  * copy itself takes ({@code depth}, {@code max-records}, {@code max-interval}, {@code close-when-idle}, {@code slots}; for
  * the listener every {@code tandem.*} or {@code spring.*} property) are not passed to clients.
@@ -19,6 +19,8 @@ import java.util.Map;
  */
 record Contender(String spec, String kind, Map<String, String> overrides) {
 
+	static final String AT_LEAST_ONCE_ASYNC = "alo-async";
+
 	static final String AT_LEAST_ONCE = "alo";
 
 	static final String KAFKA_EOS = "kafka-eos";
@@ -29,7 +31,7 @@ record Contender(String spec, String kind, Map<String, String> overrides) {
 
 	static final String LISTENER = "listener";
 
-	static final List<String> KINDS = List.of(AT_LEAST_ONCE, KAFKA_EOS, TANDEM, PIPELINED, LISTENER);
+	static final List<String> KINDS = List.of(AT_LEAST_ONCE_ASYNC, AT_LEAST_ONCE, KAFKA_EOS, TANDEM, PIPELINED, LISTENER);
 
 	/** Keys the Tandem copies take themselves. */
 	static final List<String> OWN_KEYS = List.of("depth", "max-records", "max-interval", "close-when-idle", "slots");
@@ -134,10 +136,16 @@ record Contender(String spec, String kind, Map<String, String> overrides) {
 		return this.kind.equals(KAFKA_EOS);
 	}
 
+	/** Whether it is an at-least-once copy (a reference of the ratios). */
+	boolean atLeastOnce() {
+		return this.kind.equals(AT_LEAST_ONCE_ASYNC) || this.kind.equals(AT_LEAST_ONCE);
+	}
+
 	/** The report's name for the kind. */
 	String title() {
 		return switch (this.kind) {
-			case AT_LEAST_ONCE -> "(a) at-least-once copy";
+			case AT_LEAST_ONCE_ASYNC -> "(a) at-least-once, commitAsync of acknowledged polls, no flush";
+			case AT_LEAST_ONCE -> "(a') at-least-once, flush + commitSync per poll";
 			case KAFKA_EOS -> "(b) Kafka exactly-once, one cluster";
 			case TANDEM -> "(c) Tandem sequential";
 			case PIPELINED -> "(d) Tandem pipelined";

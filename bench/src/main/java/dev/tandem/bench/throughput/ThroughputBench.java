@@ -27,9 +27,8 @@ import org.slf4j.LoggerFactory;
 import dev.tandem.bench.BenchOptions;
 import dev.tandem.bench.CpuSteal;
 import dev.tandem.bench.FlightRecords;
+import dev.tandem.bench.RegionClusters;
 import dev.tandem.coordinator.EmbeddedCoordinator;
-import dev.tandem.test.EmbeddedKafkaCluster;
-import dev.tandem.test.EmbeddedKafkaClusters;
 import dev.tandem.transaction.CrossClusterProcessor;
 
 /**
@@ -37,8 +36,11 @@ import dev.tandem.transaction.CrossClusterProcessor;
  * {@code east} to cluster {@code west} by each contender, in interleaved rounds of one run, on the
  * same clusters:
  * <ul>
- * <li>{@code alo} (a): at-least-once, consumer to producer, {@code commitSync} after
- * {@code flush()} per poll (the ceiling);</li>
+ * <li>{@code alo-async} (a): at-least-once, consumer to producer, {@code commitAsync} of the polls
+ * the target acknowledged, no flush per poll: the best at-least-once copy a user would write and
+ * the reference of every ratio (issue 25);</li>
+ * <li>{@code alo} (a'): at-least-once, consumer to producer, {@code commitSync} after
+ * {@code flush()} per poll (the careful but slow variant; the reference before issue 25);</li>
  * <li>{@code kafka-eos} (b): Kafka's own exactly-once on one cluster (east to east):
  * consume-transform-produce with {@code sendOffsetsToTransaction}, one transaction per poll;</li>
  * <li>{@code tandem} (c): Tandem's core API, one cross-cluster transaction per poll
@@ -54,7 +56,8 @@ import dev.tandem.transaction.CrossClusterProcessor;
  * to sweep them in one run: client keys override {@code --client-config} for that contender.
  * <p>
  * Method: the clusters (Kafka's KRaft test kit in this JVM, {@code --brokers} brokers and one
- * controller each), a source topic of {@code --partitions} partitions (replication factor
+ * controller each; with {@code --rtt}, broker processes whose east is reached by the copiers through
+ * latency proxies, see below), a source topic of {@code --partitions} partitions (replication factor
  * {@code min(3, brokers)}, {@code min.insync.replicas} {@code min(2, brokers)},
  * {@code LogAppendTime}), and {@code --records} real flight records (the repository's
  * {@code flights-20k.json}, repeated; key = record id) produced to it once. Every round runs each
@@ -69,17 +72,28 @@ import dev.tandem.transaction.CrossClusterProcessor;
  * broker), and the reader records now minus that timestamp when each becomes visible
  * ({@link TargetReader}, HdrHistogram); (3) <b>count check</b>: the copier stops, the reader
  * reads up to the last stable offset, and the target must hold every backlog and live id exactly
- * once. The report gives the medians over rounds and the ratios of the medians to (a) and (b).
+ * once. The report gives the medians over rounds and the ratios of the medians to the fastest
+ * at-least-once copy of the run ((a) or (a')) and to (b).
  * For the transactional contenders it also gives the producers' own time per transaction in
  * {@code beginTransaction}, {@code sendOffsetsToTransaction}, {@code flush} and
  * {@code commitTransaction} (kafka-clients' {@code txn-*-time-ns-total} metrics), per cluster.
+ * <p>
+ * <b>Across regions</b> ({@code --rtt 0,40,80}, issue 25): east and west run as broker processes
+ * ({@code KafkaProcessCluster} of {@code tandem-test}, {@code --brokers} 1 by default), east's
+ * client listeners behind a {@code LatencyProxy} each; the copiers (and the coordinator) sit
+ * beside west and reach east through the proxies ("consume remote, produce local"), while the
+ * backlog and live producers, the target's reader and the admin clients connect directly. Every
+ * contender runs at each round trip time in every round, the order of the round trip times and
+ * of the contenders rotated every round; the report has one table per round trip time and a
+ * summary. CPU per record then counts this JVM only (copiers, reader, proxies, coordinator).
  * <p>
  * Run from the repository root (about 10 minutes with the defaults): see {@code docs/benchmarks.md},
  * section Throughput. Options ({@code --name value}): {@code --data} flights JSON
  * ({@code sample-app/src/main/resources/data/flights-20k.json}), {@code --records} (200000),
  * {@code --rounds} (3), {@code --warmup-rounds} not reported, before them (1), {@code --contenders}
- * ({@link #DEFAULT_CONTENDERS}), {@code --client-config} settings of every contender's clients, which a
- * contender's own keys override ({@link #DEFAULT_CLIENT_CONFIG}), {@code --brokers} (3), {@code --partitions}
+ * ({@link #DEFAULT_CONTENDERS}; with {@code --rtt} {@link #DEFAULT_REGION_CONTENDERS}), {@code --rtt} round
+ * trip times in ms (none: in-process clusters), {@code --client-config} settings of every contender's clients, which a
+ * contender's own keys override ({@link #DEFAULT_CLIENT_CONFIG}), {@code --brokers} (3; with {@code --rtt} 1), {@code --partitions}
  * (6), {@code --live-rate} (5000), {@code --live-seconds} (10), {@code --copy-timeout} per copy
  * (180s), {@code --report} ({@code bench/target/throughput-bench.md}).
  *
@@ -100,8 +114,17 @@ public final class ThroughputBench {
 	 * settings, the core API contenders with the poll size their application chooses, the starter
 	 * on its own defaults (its listener consumers poll up to 5,000 records).
 	 */
-	static final String DEFAULT_CONTENDERS = "alo[max.poll.records=2000],"
+	static final String DEFAULT_CONTENDERS = "alo-async[max.poll.records=2000],alo[max.poll.records=2000],"
 			+ "kafka-eos[max.poll.records=5000,retry.backoff.ms=2],tandem[max.poll.records=2000],"
+			+ "tandem-pipelined[max.poll.records=2000],listener";
+
+	/**
+	 * The contenders of a run with {@code --rtt} without {@code --contenders}: the copies of issue
+	 * 25's table (both at-least-once copies, the pipelined processor) and the starter's listener;
+	 * Kafka's single-cluster copy has no round trip to pay and the sequential one is the slowest,
+	 * so they run only when listed.
+	 */
+	static final String DEFAULT_REGION_CONTENDERS = "alo-async[max.poll.records=2000],alo[max.poll.records=2000],"
 			+ "tandem-pipelined[max.poll.records=2000],listener";
 
 	/**
@@ -132,18 +155,25 @@ public final class ThroughputBench {
 
 	private final Duration copyTimeout;
 
-	private final Map<Contender, List<RoundResult>> results = new LinkedHashMap<>();
+	private final boolean regions;
+
+	private final List<Integer> rtts;
+
+	private final Map<Integer, Map<Contender, List<RoundResult>>> results = new LinkedHashMap<>();
 
 	private ThroughputBench(Map<String, String> options) {
 		this.options = options;
-		this.contenders = Contender.parseAll(option("contenders", DEFAULT_CONTENDERS));
+		this.regions = options.containsKey("rtt");
+		this.rtts = RegionClusters.roundTrips(option("rtt", "0"), "--rtt");
+		this.contenders = Contender.parseAll(option("contenders",
+				this.regions ? DEFAULT_REGION_CONTENDERS : DEFAULT_CONTENDERS));
 		this.clientConfig = Contender.pairs(option("client-config", DEFAULT_CLIENT_CONFIG),
 				"--client-config");
 		this.records = Integer.parseInt(option("records", "200000"));
 		this.rounds = Integer.parseInt(option("rounds", "3"));
 		this.warmupRounds = Integer.parseInt(option("warmup-rounds", "1"));
 		this.partitions = Integer.parseInt(option("partitions", "6"));
-		this.brokers = Integer.parseInt(option("brokers", "3"));
+		this.brokers = Integer.parseInt(option("brokers", this.regions ? "1" : "3"));
 		this.liveRate = Integer.parseInt(option("live-rate", "5000"));
 		this.liveRecords = this.liveRate * Integer.parseInt(option("live-seconds", "10"));
 		this.copyTimeout = BenchOptions.duration(option("copy-timeout", "180s"));
@@ -197,23 +227,29 @@ public final class ThroughputBench {
 		short replication = (short) Math.min(3, this.brokers);
 		StringBuilder setup = new StringBuilder();
 		try {
-			EmbeddedKafkaClusters.Builder builder = EmbeddedKafkaClusters.builder()
-				.brokerProperty("log.retention.check.interval.ms", "30000")
-				.operationTimeout(Duration.ofMinutes(2));
-			builder.cluster(EAST, this.brokers).cluster(WEST, this.brokers);
-			progress("Starting clusters east and west, " + this.brokers + " broker(s) each");
+			Map<String, String> brokerProperties = Map.of("log.retention.check.interval.ms", "30000");
+			progress("Starting clusters east and west, " + this.brokers + " broker(s) each"
+					+ (this.regions ? ", as processes, east behind latency proxies" : ""));
 			long clustersStart = System.nanoTime();
-			try (EmbeddedKafkaClusters kafka = builder.build().start()) {
+			try (RegionClusters kafka = this.regions
+					? RegionClusters.processes(EAST, WEST, this.brokers, brokerProperties)
+					: RegionClusters.inProcess(EAST, WEST, this.brokers, brokerProperties)) {
 				long clustersMs = Duration.ofNanos(System.nanoTime() - clustersStart).toMillis();
-				EmbeddedKafkaCluster east = kafka.cluster(EAST);
+				RegionClusters.Cluster east = kafka.source();
 				east.createTopic(SOURCE_TOPIC, this.partitions, replication, Map.of("message.timestamp.type", "LogAppendTime"));
 				long produceStart = System.nanoTime();
 				produceBacklog(east.bootstrapServers(), flights);
 				long produceMs = Duration.ofNanos(System.nanoTime() - produceStart).toMillis();
 				setup.append(String.format(Locale.ROOT,
-						"- Clusters: east and west, each %d broker(s) + 1 controller (Kafka's KRaft test kit, this JVM), started in %.1f s; "
-								+ "every topic %d partitions, replication factor %d, min.insync.replicas %d%n",
-						this.brokers, clustersMs / 1000.0, this.partitions, replication, Math.min(2, this.brokers)));
+						"- Clusters: east (source) and west (target), each %d broker(s) + 1 controller, started in %.1f s; "
+								+ "every topic %d partitions, replication factor %d, min.insync.replicas %d; %s%n",
+						this.brokers, clustersMs / 1000.0, this.partitions, replication, Math.min(2, this.brokers),
+						kafka.describe()));
+				if (this.regions) {
+					setup.append("- Round trip times between the copier and east: ").append(this.rtts)
+						.append(" ms, every contender at each, the order of the round trip times and of the contenders "
+								+ "rotated every round; (b) kafka-eos copies east to east beside east (no round trip)\n");
+				}
 				setup.append(String.format(Locale.ROOT,
 						"- Backlog: %,d records (%,d real flights from %s, repeated; key = record id) produced once to east/%s "
 								+ "(LogAppendTime) in %.1f s%n",
@@ -233,25 +269,34 @@ public final class ThroughputBench {
 						.append(CrossClusterProcessor.DEFAULT_MAX_INTERVAL.toMillis())
 						.append(" ms, close-when-idle false; (e) the starter's defaults (listener consumers poll "
 								+ "up to 5,000 records, tandem.listener.pipeline-depth 2, no per-record tandem.send observation)\n");
-					for (Contender contender : this.contenders) {
-						this.results.put(contender, new ArrayList<>());
+					for (int rtt : this.rtts) {
+						Map<Contender, List<RoundResult>> perContender = new LinkedHashMap<>();
+						for (Contender contender : this.contenders) {
+							perContender.put(contender, new ArrayList<>());
+						}
+						this.results.put(rtt, perContender);
 					}
 					setup.append(String.format(Locale.ROOT,
 							"- Rounds: %d warm-up round(s) (not reported), then %d measured, contender order rotated every round%n",
 							this.warmupRounds, this.rounds));
 					for (int round = 1 - this.warmupRounds; round <= this.rounds; round++) {
-						for (int i = 0; i < this.contenders.size(); i++) {
-							int index = Math.floorMod(i + round - 1, this.contenders.size());
-							Contender contender = this.contenders.get(index);
-							RoundResult result = copy(kafka, coordinator, live, flights, contender, index, round, work);
-							if (round > 0) {
-								this.results.get(contender).add(result);
+						for (int j = 0; j < this.rtts.size(); j++) {
+							int rtt = this.rtts.get(Math.floorMod(j + round - 1, this.rtts.size()));
+							kafka.roundTrip(rtt);
+							for (int i = 0; i < this.contenders.size(); i++) {
+								int index = Math.floorMod(i + round - 1, this.contenders.size());
+								Contender contender = this.contenders.get(index);
+								RoundResult result = copy(kafka, coordinator, live, flights, contender, index, round, rtt,
+										work);
+								if (round > 0) {
+									this.results.get(rtt).get(contender).add(result);
+								}
+								progress(String.format(Locale.ROOT,
+										"%s RTT %3d ms %-40s %8.0f records/s  e2e p50 %4d ms p99 %4d ms  CPU %5.1f us/record  %s  (load %.2f)",
+										(round > 0) ? "round " + round + "/" + this.rounds : "warm-up " + (1 - round), rtt,
+										contender.spec(), result.recordsPerSecond(), result.latencyP50Ms(),
+										result.latencyP99Ms(), result.cpuMicrosPerRecord(), result.check(), result.load()));
 							}
-							progress(String.format(Locale.ROOT,
-									"%s %-40s %8.0f records/s  e2e p50 %4d ms p99 %4d ms  CPU %5.1f us/record  %s  (load %.2f)",
-									(round > 0) ? "round " + round + "/" + this.rounds : "warm-up " + (1 - round), contender.spec(),
-									result.recordsPerSecond(), result.latencyP50Ms(),
-									result.latencyP99Ms(), result.cpuMicrosPerRecord(), result.check(), result.load()));
 						}
 					}
 				}
@@ -265,7 +310,7 @@ public final class ThroughputBench {
 			.append("; compare runs by their ratios, not their records/s\n");
 		return ThroughputReport.render(startedAt, loadAtStart, loadAverage(),
 				String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()) + " " + this.options,
-				setup.toString(), Duration.ofNanos(System.nanoTime() - runStart), this.results);
+				setup.toString(), Duration.ofNanos(System.nanoTime() - runStart), this.results, this.regions);
 	}
 
 	private void produceBacklog(String bootstrapServers, FlightRecords flights) {
@@ -292,18 +337,18 @@ public final class ThroughputBench {
 	/**
 	 * One contender's copy in one round: throughput phase, latency phase, count check.
 	 */
-	private RoundResult copy(EmbeddedKafkaClusters kafka, EmbeddedCoordinator coordinator,
-			KafkaProducer<byte[], byte[]> live, FlightRecords flights, Contender contender, int index, int round,
+	private RoundResult copy(RegionClusters kafka, EmbeddedCoordinator coordinator,
+			KafkaProducer<byte[], byte[]> live, FlightRecords flights, Contender contender, int index, int round, int rtt,
 			Path work) throws Exception {
 		String targetCluster = contender.singleCluster() ? EAST : WEST;
-		EmbeddedKafkaCluster east = kafka.cluster(EAST);
-		EmbeddedKafkaCluster target = kafka.cluster(targetCluster);
+		RegionClusters.Cluster east = kafka.source();
+		RegionClusters.Cluster target = kafka.cluster(targetCluster);
 		short replication = (short) Math.min(3, this.brokers);
-		String name = "c" + index + ((round > 0) ? "-r" + round : "-w" + (1 - round));
+		String name = "c" + index + "-rtt" + rtt + ((round > 0) ? "-r" + round : "-w" + (1 - round));
 		String targetTopic = "copy-" + name;
 		String liveTopic = "live-" + name;
 		east.createTopic(liveTopic, this.partitions, replication, Map.of("message.timestamp.type", "LogAppendTime"));
-		target.createTopic(targetTopic, this.partitions, replication);
+		target.createTopic(targetTopic, this.partitions, replication, Map.of());
 		Copier.Route route = new Copier.Route(List.of(SOURCE_TOPIC, liveTopic), targetCluster, targetTopic,
 				"tbench-" + name, round);
 		Copier copier = copier(contender, route, kafka, coordinator, work.resolve("listener-" + name));
@@ -363,18 +408,20 @@ public final class ThroughputBench {
 		return result;
 	}
 
-	private Copier copier(Contender contender, Copier.Route route, EmbeddedKafkaClusters kafka,
+	private Copier copier(Contender contender, Copier.Route route, RegionClusters kafka,
 			EmbeddedCoordinator coordinator, Path listenerDir) {
 		ClientSettings settings = contender.clientSettings(this.clientConfig);
 		Map<String, String> bootstrap = new LinkedHashMap<>();
-		bootstrap.put(EAST, kafka.cluster(EAST).bootstrapServers());
-		bootstrap.put(WEST, kafka.cluster(WEST).bootstrapServers());
+		bootstrap.put(EAST, kafka.source().copierBootstrapServers());
+		bootstrap.put(WEST, kafka.target().copierBootstrapServers());
 		Map<String, String> own = contender.overrides();
 		Integer slots = own.containsKey("slots") ? Integer.valueOf(own.get("slots")) : null;
 		return switch (contender.kind()) {
-			case Contender.AT_LEAST_ONCE -> new AtLeastOnceCopier(route.groupId(), route, settings, bootstrap.get(EAST),
-					bootstrap.get(WEST));
-			case Contender.KAFKA_EOS -> new KafkaTransactionsCopier(route.groupId(), route, settings, bootstrap.get(EAST));
+			case Contender.AT_LEAST_ONCE_ASYNC, Contender.AT_LEAST_ONCE -> new AtLeastOnceCopier(route.groupId(), route,
+					settings, bootstrap.get(EAST), bootstrap.get(WEST),
+					contender.kind().equals(Contender.AT_LEAST_ONCE_ASYNC));
+			case Contender.KAFKA_EOS -> new KafkaTransactionsCopier(route.groupId(), route, settings,
+					kafka.source().bootstrapServers());
 			case Contender.TANDEM -> new TandemCopier(route.groupId(), route, settings, bootstrap,
 					coordinator.decisionLog(), slots);
 			case Contender.PIPELINED -> new PipelinedCopier(route.groupId(), route, settings, bootstrap,
@@ -405,7 +452,7 @@ public final class ThroughputBench {
 		producer.flush();
 	}
 
-	private static void deleteTopics(EmbeddedKafkaCluster cluster, List<String> topics) {
+	private static void deleteTopics(RegionClusters.Cluster cluster, List<String> topics) {
 		try {
 			Admin admin = cluster.admin();
 			admin.deleteTopics(topics).all().get(30, TimeUnit.SECONDS);

@@ -15,9 +15,10 @@ import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Renders the throughput run as Markdown: one row per contender with the medians over rounds and
- * the ratios of the medians to the at-least-once copy and to Kafka's single-cluster copy, then the
- * transactional producers' time per transaction.
+ * Renders the throughput run as Markdown: per round trip time, one row per contender with the
+ * medians over rounds and the ratios of the medians to the fastest at-least-once copy and to Kafka's
+ * single-cluster copy, then the transactional producers' time per transaction; with round trip
+ * times, a summary across them first.
  *
  * @since 0.1.0
  */
@@ -27,17 +28,71 @@ final class ThroughputReport {
 	}
 
 	static String render(Instant startedAt, double loadAtStart, double loadAtEnd, String command, String setup,
-			Duration wall, Map<Contender, List<RoundResult>> results) {
+			Duration wall, Map<Integer, Map<Contender, List<RoundResult>>> byRtt, boolean regions) {
 		StringBuilder out = new StringBuilder();
 		out.append(String.format(Locale.ROOT, "# Throughput, %s (%d cores, load average %.2f at start, %.2f at end, wall time %d s)%n%n",
 				startedAt, Runtime.getRuntime().availableProcessors(), loadAtStart, loadAtEnd, wall.toSeconds()));
 		out.append("Command: `").append(command.trim()).append("`\n\n");
 		out.append(setup).append('\n');
-		@Nullable Contender atLeastOnce = best(results, Contender.AT_LEAST_ONCE);
+		if (regions) {
+			appendSummary(out, byRtt);
+		}
+		byRtt.forEach((rtt, results) -> {
+			if (regions) {
+				out.append("### Round trip ").append(rtt).append(" ms\n\n");
+			}
+			appendTable(out, results);
+			appendTimes(out, results);
+		});
+		out.append("records/s: the backlog over the time from the copier's first poll that returned records to the target's "
+				+ "read_committed reader seeing the last backlog record, median over rounds; × ALO, × (b): ratio of that "
+				+ "median to the fastest at-least-once copy's ((a) or (a'), named below each table) and to Kafka's "
+				+ "single-cluster exactly-once copy's of the same run and round trip time. "
+				+ "e2e: live records, the source broker's append time to read_committed visibility on the target, "
+				+ "median over rounds of each round's p50 and p99. CPU: the process (with in-process clusters: brokers, "
+				+ "controllers, copier, reader; with broker processes: copier, reader, proxies, coordinator) over the "
+				+ "throughput window, per backlog record. threads/1k records: threads the process started in that window "
+				+ "(copier, clients, Spring, JDK pools; ThreadMXBean) per 1,000 backlog records, including the copy's start. "
+				+ "records/txn: records copied (backlog and live) per transaction committed (for (a) per acknowledged "
+				+ "poll, for (a') per poll, for (e) per listener call). count check: the "
+				+ "target read read_committed up to its last stable offset holds every backlog and live record exactly "
+				+ "once, in how many rounds.\n\n");
+		return out.toString();
+	}
+
+	/** One row per contender: at each round trip time, records/s, its ratio to the fastest at-least-once copy, p99. */
+	private static void appendSummary(StringBuilder out, Map<Integer, Map<Contender, List<RoundResult>>> byRtt) {
+		out.append("| contender | settings |");
+		byRtt.keySet().forEach((rtt) -> out.append(" ").append(rtt).append(" ms: records/s | × ALO | e2e p99 ms |"));
+		out.append('\n').append("|---|---|");
+		byRtt.keySet().forEach((rtt) -> out.append("---:|---:|---:|"));
+		out.append('\n');
+		Map<Contender, List<RoundResult>> first = byRtt.values().iterator().next();
+		for (Contender contender : first.keySet()) {
+			out.append("| ").append(contender.title()).append(" | `").append(contender.spec()).append("` |");
+			byRtt.forEach((rtt, results) -> {
+				List<RoundResult> rounds = results.get(contender);
+				double recordsPerSecond = median(rounds, RoundResult::recordsPerSecond);
+				long exact = rounds.stream().filter(RoundResult::exact).count();
+				out.append(String.format(Locale.ROOT, " %,.0f%s | %s | %.0f |", recordsPerSecond,
+						(exact == rounds.size()) ? "" : " (" + (rounds.size() - exact) + " not exact)",
+						ratio(recordsPerSecond, referenceMedian(results)), median(rounds, (r) -> r.latencyP99Ms())));
+			});
+			out.append('\n');
+		}
+		out.append('\n').append("× ALO: against the fastest at-least-once copy at the same round trip time (");
+		out.append(byRtt.entrySet().stream().map((e) -> {
+			Contender reference = reference(e.getValue());
+			return e.getKey() + " ms: " + ((reference != null) ? "`" + reference.spec() + "`" : "none");
+		}).collect(Collectors.joining(", "))).append("). Per round trip time below.\n\n");
+	}
+
+	private static void appendTable(StringBuilder out, Map<Contender, List<RoundResult>> results) {
+		@Nullable Contender atLeastOnce = reference(results);
 		@Nullable Contender kafka = best(results, Contender.KAFKA_EOS);
-		double aloMedian = (atLeastOnce != null) ? median(results.get(atLeastOnce), RoundResult::recordsPerSecond) : 0;
+		double aloMedian = referenceMedian(results);
 		double kafkaMedian = (kafka != null) ? median(results.get(kafka), RoundResult::recordsPerSecond) : 0;
-		out.append("| contender | settings | records/s | × (a) | × (b) | e2e p50 ms | e2e p99 ms | CPU µs/record "
+		out.append("| contender | settings | records/s | × ALO | × (b) | e2e p50 ms | e2e p99 ms | CPU µs/record "
 				+ "| threads/1k records | records/txn | count check | records/s per round |\n");
 		out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
 		results.forEach((contender, rounds) -> {
@@ -57,21 +112,13 @@ final class ThroughputReport {
 						.collect(Collectors.joining(" / "))));
 		});
 		out.append('\n');
-		if (kafka != null) {
-			out.append("× (b) is against `").append(kafka.spec()).append("`, the fastest (b) of the run.\n\n");
+		if (atLeastOnce != null) {
+			out.append("× ALO is against `").append(atLeastOnce.spec()).append("`, the fastest at-least-once copy. ");
 		}
-		out.append("records/s: the backlog over the time from the copier's first poll that returned records to the target's "
-				+ "read_committed reader seeing the last backlog record, median over rounds; × (a), × (b): ratio of that "
-				+ "median to the at-least-once copy's and to Kafka's single-cluster exactly-once copy's of the same run. "
-				+ "e2e: live records, the source broker's append time to read_committed visibility on the target, "
-				+ "median over rounds of each round's p50 and p99. CPU: the whole process (6 brokers, 2 controllers, "
-				+ "copier, reader) over the throughput window, per backlog record. threads/1k records: threads the process started in that window (copier, clients, Spring, "
-				+ "JDK pools; ThreadMXBean) per 1,000 backlog records, including the copy's start. records/txn: records copied (backlog "
-				+ "and live) per transaction committed (for (a) per poll, for (e) per listener call). count check: the "
-				+ "target read read_committed up to its last stable offset holds every backlog and live record exactly "
-				+ "once, in how many rounds.\n\n");
-		appendTimes(out, results);
-		return out.toString();
+		if (kafka != null) {
+			out.append("× (b) is against `").append(kafka.spec()).append("`, the fastest (b).");
+		}
+		out.append("\n\n");
 	}
 
 	private static void appendTimes(StringBuilder out, Map<Contender, List<RoundResult>> results) {
@@ -104,6 +151,18 @@ final class ThroughputReport {
 		out.append("|---|---|---:|---:|---:|---:|---:|---:|\n");
 		rows.forEach((row) -> out.append(row).append('\n'));
 		out.append('\n');
+	}
+
+	/** Returns the at-least-once contender ((a) or (a')) with the highest median records/s. */
+	private static @Nullable Contender reference(Map<Contender, List<RoundResult>> results) {
+		return results.keySet().stream().filter(Contender::atLeastOnce)
+			.max(java.util.Comparator.comparingDouble((c) -> median(results.get(c), RoundResult::recordsPerSecond)))
+			.orElse(null);
+	}
+
+	private static double referenceMedian(Map<Contender, List<RoundResult>> results) {
+		Contender reference = reference(results);
+		return (reference != null) ? median(results.get(reference), RoundResult::recordsPerSecond) : 0;
 	}
 
 	/** Returns the contender of a kind with the highest median records/s (its best settings in the run). */
