@@ -319,6 +319,17 @@ final class ChaosEnvironment implements AutoCloseable {
 	 */
 	static final class CoordinatorPeer implements AutoCloseable {
 
+		private static String exitCode(Process process) {
+			try {
+				return process.waitFor(5, TimeUnit.SECONDS) ? String.valueOf(process.exitValue())
+						: "none yet";
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return "unknown";
+			}
+		}
+
 		final String id;
 
 		final String peerList;
@@ -353,11 +364,13 @@ final class ChaosEnvironment implements AutoCloseable {
 					.start();
 				BufferedReader reader = new BufferedReader(new InputStreamReader(started.getInputStream(), StandardCharsets.UTF_8));
 				String line;
+				List<String> output = new ArrayList<>();
 				while ((line = reader.readLine()) != null && !line.equals("ready")) {
-					// start-up output
+					output.add(line);
 				}
 				if (line == null) {
-					throw new IllegalStateException("Coordinator peer " + this.id + " died during start-up; see " + log);
+					throw new IllegalStateException("Coordinator peer " + this.id + " died during start-up (exit "
+							+ exitCode(started) + ", standard output " + output + "); see " + log);
 				}
 				this.process = started;
 				this.out = reader;
