@@ -65,9 +65,9 @@ class InstanceTakeoverTests {
 	private static final Duration RESUMES_WITHIN = LEASE.plus(Duration.ofSeconds(20));
 
 	@RegisterExtension
-	// Clusters of its own: once, on clusters shared with the module's other classes, the survivor's resumed
-	// commit of a MID_COMMIT transaction was refused as fenced by a newer producer on every retry (cause
-	// not found yet); the class ran green on its own clusters in every run before sharing.
+	// Clusters of its own: on clusters shared with the module's other classes, another class's transaction
+	// left open on the marker topic pinned its last stable offset, so a MID_COMMIT takeover's committed
+	// participant read as OPEN (MarkerReader) and the takeover retried until the test gave up.
 	static final EmbeddedKafkaClustersExtension kafka = EmbeddedKafkaClustersExtension.perClass(ClusterPreset.EAST3_WEST3);
 
 	@TempDir
