@@ -25,7 +25,6 @@ import org.apache.kafka.common.utils.AppInfoParser;
 
 import dev.tandem.failover.FailoverProfile;
 import dev.tandem.test.KafkaProcessCluster;
-import dev.tandem.test.LatencyProxy;
 
 /**
  * The KIP-951 scenario: a 3-broker cluster, a topic of 100 partitions with replication
@@ -143,7 +142,7 @@ public final class FailoverBench {
 				option("clients", "defaults,tandem,legacy,defaults-consumer,tandem-consumer").split(","));
 		List<String> settings = List.of(option("brokers", "tuned,stock").split(","));
 		boolean proxies = this.options.containsKey("rtt");
-		List<Integer> rtts = rtts(option("rtt", "0"));
+		List<Integer> rtts = RegionClusters.roundTrips(option("rtt", "0"), "--rtt");
 		Duration jitter = Duration.ofMillis(intOption("jitter-ms", 0));
 		Duration budget = Duration.ofMinutes(intOption("budget-minutes", 0));
 		settings.forEach(FailoverBench::brokerSettings);
@@ -294,26 +293,6 @@ public final class FailoverBench {
 				+ LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".md");
 		Files.writeString(file, this.report);
 		System.out.println("Report written to " + file);
-	}
-
-	private static List<Integer> rtts(String text) {
-		List<Integer> rtts = new ArrayList<>();
-		for (String part : text.split(",")) {
-			int rtt;
-			try {
-				rtt = Integer.parseInt(part.trim());
-			}
-			catch (NumberFormatException ex) {
-				throw new IllegalArgumentException("--rtt takes round trip times in ms such as 0,10,40, not '" + text
-						+ "'", ex);
-			}
-			if (rtt < 0 || rtt > 2 * LatencyProxy.MAX_DELAY.toMillis()) {
-				throw new IllegalArgumentException("--rtt values must be between 0 and "
-						+ 2 * LatencyProxy.MAX_DELAY.toMillis() + " ms, not " + rtt);
-			}
-			rtts.add(rtt);
-		}
-		return rtts;
 	}
 
 	private static Duration oneWay(int rttMs) {

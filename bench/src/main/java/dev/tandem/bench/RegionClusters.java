@@ -92,21 +92,8 @@ public final class RegionClusters implements AutoCloseable {
 	 */
 	public static RegionClusters processes(String source, String target, int brokers,
 			Map<String, String> brokerProperties) throws Exception {
-		KafkaProcessCluster sourceCluster = KafkaProcessCluster.builder()
-			.name(source)
-			.brokers(brokers)
-			.brokerProperties(brokerProperties)
-			.jvmOptions(BROKER_JVM)
-			.operationTimeout(Duration.ofMinutes(3))
-			.latencyProxies(true)
-			.build();
-		KafkaProcessCluster targetCluster = KafkaProcessCluster.builder()
-			.name(target)
-			.brokers(brokers)
-			.brokerProperties(brokerProperties)
-			.jvmOptions(BROKER_JVM)
-			.operationTimeout(Duration.ofMinutes(3))
-			.build();
+		KafkaProcessCluster sourceCluster = processCluster(source, brokers, brokerProperties, true);
+		KafkaProcessCluster targetCluster = processCluster(target, brokers, brokerProperties, false);
 		Thread starter = new Thread(targetCluster::start, "start-" + target);
 		List<Throwable> failures = new ArrayList<>();
 		starter.setUncaughtExceptionHandler((thread, ex) -> failures.add(ex));
@@ -179,6 +166,18 @@ public final class RegionClusters implements AutoCloseable {
 		return this.roundTripMs;
 	}
 
+	private static KafkaProcessCluster processCluster(String name, int brokers, Map<String, String> brokerProperties,
+			boolean latencyProxies) {
+		return KafkaProcessCluster.builder()
+			.name(name)
+			.brokers(brokers)
+			.brokerProperties(brokerProperties)
+			.jvmOptions(BROKER_JVM)
+			.operationTimeout(Duration.ofMinutes(3))
+			.latencyProxies(latencyProxies)
+			.build();
+	}
+
 	/**
 	 * Parses a list of round trip times such as {@code 0,40,80}.
 	 * @param text milliseconds, separated by commas
@@ -195,7 +194,7 @@ public final class RegionClusters implements AutoCloseable {
 			}
 			catch (NumberFormatException ex) {
 				throw new IllegalArgumentException(option + " takes round trip times in ms such as 0,40,80, not '" + text
-						+ "'");
+						+ "'", ex);
 			}
 			if (rtt < 0 || rtt > 2 * LatencyProxy.MAX_DELAY.toMillis()) {
 				throw new IllegalArgumentException(option + " values must be between 0 and "
