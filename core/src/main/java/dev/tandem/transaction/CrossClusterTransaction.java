@@ -17,6 +17,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Serializer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -146,6 +147,9 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		String cluster = this.context.consumers().clusterOf(consumer);
 		synchronized (this) {
 			checkActive();
+			if (offsets.isEmpty()) {
+				return;
+			}
 			if (this.deferOffsets) {
 				participant(cluster).deferOffsets(offsets, consumer.groupMetadata());
 			}
@@ -177,7 +181,30 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		}
 		synchronized (this) {
 			checkActive();
+			if (offsets.isEmpty()) {
+				return;
+			}
 			participant(cluster).sendOffsets(offsets, new ConsumerGroupMetadata(groupId));
+		}
+	}
+
+	/**
+	 * Enlists the cluster a consumer reads from now, before its offsets are known: its Kafka
+	 * transaction begins and its marker record is sent at once, so that committing the consumer's
+	 * offsets later does not wait for the marker's append (one round trip to that cluster less
+	 * in the commit; issue 25). If the transaction then commits no offsets and sends nothing
+	 * there, that cluster's Kafka transaction (holding only the marker) is aborted at commit and
+	 * is not a participant of the decision. Does nothing if the cluster is already enlisted.
+	 * @param consumer a consumer created by or registered with the manager
+	 * @throws IllegalArgumentException if the consumer is not registered with a cluster
+	 * @throws IllegalStateException if the transaction is no longer active
+	 * @throws ClusterUnavailableException as {@link #send(String, ProducerRecord)}
+	 */
+	public void enlistClusterOf(Consumer<?, ?> consumer) {
+		String cluster = this.context.consumers().clusterOf(consumer);
+		synchronized (this) {
+			checkActive();
+			participant(cluster);
 		}
 	}
 
@@ -199,6 +226,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 						+ "was written there. Retry once the cluster is back");
 			}
 			this.context.pool().open(participant);
+			participant.begin(markerRecord());
 			this.enlisted.put(cluster, participant);
 		}
 		return participant;
@@ -279,8 +307,8 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		for (Participant participant : this.enlisted.values()) {
 			(participant.hasWork() ? working : empty).add(participant);
 		}
-		// Markers first: their appends overlap the offset commits below.
-		Map<Participant, Future<RecordMetadata>> markers = sendMarkers(working);
+		// Every participant sent its marker when it was enlisted: its append overlapped the
+		// transaction's execution and does not wait behind the offset commit below.
 		if (this.deferOffsets) {
 			sendDeferredOffsets();
 		}
@@ -288,7 +316,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		for (Participant participant : empty) {
 			participant.abort();
 		}
-		List<ParticipantRecord> records = prepare(working, markers);
+		List<ParticipantRecord> records = prepare(working);
 		if (working.size() > 1) {
 			to(TransactionState.PREPARED);
 		}
@@ -302,10 +330,25 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * @param prepared what {@link #prepareToCommit()} returned for this transaction
 	 */
 	void finishCommit(PreparedCommit prepared) {
+		Decision decision = decideStage(prepared);
+		if (decision != null) {
+			commitDecidedStage(decision, prepared);
+		}
+	}
+
+	/**
+	 * The part of the second stage that fixes the outcome: with one participant its plain Kafka
+	 * commit; with more, the decision. A pipeline runs it for its transactions one after another,
+	 * so that N+1 is decided only once N's decision is durable. Exceptions as {@link #commit()}.
+	 * @param prepared what {@link #prepareToCommit()} returned for this transaction
+	 * @return the durable decision, whose commits {@link #commitDecidedStage} then runs; null if
+	 *     the transaction already ended committed (one-phase, or the resolver committed it)
+	 */
+	@Nullable Decision decideStage(PreparedCommit prepared) {
 		List<Participant> working = prepared.working();
 		if (prepared.onePhase()) {
 			commitOnePhase(working, prepared.records(), prepared.startNanos());
-			return;
+			return null;
 		}
 		Decision decision = new Decision(this.transactionId, this.context.owner(), System.currentTimeMillis(),
 				prepared.records());
@@ -313,11 +356,25 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			// The decision log was unreachable and the resolver's first attempt found the decision
 			// durable and committed every participant.
 			committed(working.size(), prepared.startNanos());
-			return;
+			return null;
 		}
 		to(TransactionState.DECIDED);
 		crashPoint(ProtocolStep.AFTER_DECISION);
-		commitDecided(decision, working, prepared.startNanos());
+		return decision;
+	}
+
+	/**
+	 * The commits of a decided transaction on every cluster. Its outcome can no longer be an
+	 * abort, so a pipeline runs the commits of consecutive transactions at the same time (each on
+	 * its own slot's producers): a {@code read_committed} reader still sees every partition in
+	 * offset order (the last stable offset waits for the earlier transaction), and the group
+	 * coordinator keeps the offset commit appended last whatever order the commit markers come in.
+	 * Exceptions as {@link #commit()}, never {@link TransactionAbortedException}.
+	 * @param decision what {@link #decideStage} returned
+	 * @param prepared what {@link #prepareToCommit()} returned for this transaction
+	 */
+	void commitDecidedStage(Decision decision, PreparedCommit prepared) {
+		commitDecided(decision, prepared.working(), prepared.startNanos());
 	}
 
 	private void sendDeferredOffsets() {
@@ -374,29 +431,20 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		committed(1, start);
 	}
 
-	private Map<Participant, Future<RecordMetadata>> sendMarkers(List<Participant> working) {
-		Map<Participant, Future<RecordMetadata>> markers = new LinkedHashMap<>();
-		byte[] key = this.transactionId.getBytes(StandardCharsets.UTF_8);
-		byte[] value = this.context.owner().getBytes(StandardCharsets.UTF_8);
-		try {
-			for (Participant participant : working) {
-				markers.put(participant, participant.send(new ProducerRecord<>(this.context.markerTopic(), key, value)));
-			}
-		}
-		catch (RuntimeException ex) {
-			throw abortAll(new ArrayList<>(this.enlisted.values()), ex);
-		}
-		return markers;
+	/** The marker record: key the transaction id, value its owner, on the marker topic. */
+	private ProducerRecord<byte[], byte[]> markerRecord() {
+		return new ProducerRecord<>(this.context.markerTopic(), this.transactionId.getBytes(StandardCharsets.UTF_8),
+				this.context.owner().getBytes(StandardCharsets.UTF_8));
 	}
 
-	private List<ParticipantRecord> prepare(List<Participant> working, Map<Participant, Future<RecordMetadata>> markers) {
+	private List<ParticipantRecord> prepare(List<Participant> working) {
 		try {
 			for (Participant participant : working) {
 				participant.flush();
 			}
 			List<ParticipantRecord> records = new ArrayList<>();
 			for (Participant participant : working) {
-				records.add(participant.prepared(markers.get(participant), this.context.commitTimeout()));
+				records.add(participant.prepared(this.context.commitTimeout()));
 			}
 			return records;
 		}
@@ -542,7 +590,8 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	void handToPipeline() {
 		synchronized (this) {
 			for (Participant participant : this.enlisted.values()) {
-				if (participant.hasWork()) {
+				// Only records need their order; a marker alone is waited for in prepare.
+				if (participant.hasRecords()) {
 					try {
 						participant.flush();
 					}

@@ -3,6 +3,7 @@ package dev.tandem.transaction;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
@@ -10,6 +11,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -25,31 +27,38 @@ import dev.tandem.text.DurationText;
  * Order is kept. {@link #commitAsync} first flushes the transaction's producers on the calling
  * thread, so its records are appended before the next transaction sends any (records of
  * consecutive transactions keep their order in each partition, as one producer's would); only
- * the rest of the commit overlaps the next transaction's execution. The rest runs in two stages,
- * each on one thread of the pipeline, transactions in the order they were handed over:
+ * the rest of the commit overlaps the next transaction's execution. The rest runs in three stages,
+ * transactions in the order they were handed over:
  * <ol>
- * <li>the preparing thread sends the transaction's marker records and its deferred consumer
- * offsets ({@code TxnOffsetCommit}) and flushes every participant (prepare); this makes nothing
- * visible, so it overlaps the previous transaction's decision and commits. Offsets of one
- * partition are committed in order: the group coordinator keeps, of two transactional offset
- * commits, the one appended later to {@code __consumer_offsets}, whatever order their
- * transactions' commit markers come in (Kafka's {@code OffsetMetadataManager}), and this thread
- * appends N's before N+1's;</li>
- * <li>the committing thread decides the transaction and commits it on every cluster after the
- * previous one's commits ended, so N+1 is decided only after N's decision is durable, and on
- * every cluster N+1's commit lands after N's. A transaction in doubt holds back its successors
- * until its outcome is known.</li>
+ * <li>the preparing thread sends the transaction's deferred consumer offsets
+ * ({@code TxnOffsetCommit}) and flushes and checks every participant (prepare; the marker
+ * records went out when each participant was enlisted); this makes nothing visible, so it
+ * overlaps the previous transactions' decisions and commits. Offsets of one partition are
+ * committed in order: the group coordinator keeps, of two transactional offset commits, the one
+ * appended later to {@code __consumer_offsets}, whatever order their transactions' commit markers
+ * come in (Kafka's {@code OffsetMetadataManager}), and this thread appends N's before N+1's;</li>
+ * <li>the deciding thread writes the decision, so N+1 is decided only after N's decision is
+ * durable (or, with one participant, after N's plain Kafka commit). A decision whose outcome is
+ * unknown holds back its successors until the outcome is known: it may still end aborted;</li>
+ * <li>the commits of a decided transaction run on a thread of their own, several transactions at
+ * once (each on its own slot's producers): a decided transaction can only commit, a
+ * {@code read_committed} reader still sees each partition in offset order (the last stable
+ * offset waits for the earlier transaction), and the offsets kept are still the ones appended
+ * last. A round trip to a remote cluster's commit thus no longer paces the pipeline
+ * (issue 25).</li>
  * </ol>
  * <p>
  * A failure stops the line: when a transaction does not commit, every transaction committed
- * asynchronously after it, up to the next {@link #drain()}, is aborted undecided (its future
- * fails with {@link PredecessorFailedException}); nothing of them is visible. The caller then
+ * asynchronously after it and not decided yet, up to the next {@link #drain()}, is aborted
+ * undecided (its future fails with {@link PredecessorFailedException}); nothing of them is
+ * visible. (Only a decided transaction's commits can fail while its successor is decided; such a
+ * transaction ends committed through recovery or with a heuristic outcome, never aborted.) The caller then
  * drains and rewinds its consumer to the first offsets not committed, as
  * {@link CrossClusterProcessor} does. This is the Flink checkpoint idea (barriers in order,
  * a failed one discards the later ones) at the scale of one thread's transactions.
  * <p>
  * Confined to one thread (the one that begins and commits), except the returned futures,
- * which complete on the committing thread.
+ * which complete on the pipeline's deciding or committing threads.
  *
  * @since 0.1.0
  */
@@ -71,7 +80,13 @@ public final class TransactionPipeline implements AutoCloseable {
 
 	private final ExecutorService committer;
 
+	/** Runs the commits of decided transactions, several at once. */
+	private final ExecutorService finisher;
+
 	private final Deque<CompletableFuture<Void>> submitted = new ArrayDeque<>();
+
+	/** Handed over, prepare not finished. */
+	private final AtomicInteger unprepared = new AtomicInteger();
 
 	/** How often a committing thread waiting for an in-doubt outcome looks whether the pipeline closes. */
 	private static final Duration IN_DOUBT_POLL = Duration.ofMillis(200);
@@ -79,8 +94,8 @@ public final class TransactionPipeline implements AutoCloseable {
 	/** Set by {@link #close()}: in-doubt outcomes are no longer waited for. */
 	private volatile boolean closing;
 
-	/** The first failure since the last drain: set on the committing thread, read on both. */
-	private volatile @Nullable Throwable failure;
+	/** The first failure since the last drain: set on the committing and finishing threads, read on all. */
+	private final AtomicReference<@Nullable Throwable> failure = new AtomicReference<>();
 
 	private boolean closed;
 
@@ -91,7 +106,13 @@ public final class TransactionPipeline implements AutoCloseable {
 		this.permits = new Semaphore(depth);
 		int number = threads.incrementAndGet();
 		this.preparer = singleThread("tandem-pipeline-" + number + "-prepare");
-		this.committer = singleThread("tandem-pipeline-" + number + "-commit");
+		this.committer = singleThread("tandem-pipeline-" + number + "-decide");
+		AtomicInteger finishers = new AtomicInteger();
+		this.finisher = Executors.newCachedThreadPool((runnable) -> {
+			Thread thread = new Thread(runnable, "tandem-pipeline-" + number + "-commit-" + finishers.incrementAndGet());
+			thread.setDaemon(true);
+			return thread;
+		});
 	}
 
 	private static ExecutorService singleThread(String name) {
@@ -116,6 +137,17 @@ public final class TransactionPipeline implements AutoCloseable {
 	 */
 	public int inFlight() {
 		return this.depth - this.permits.availablePermits();
+	}
+
+	/**
+	 * Returns how many transactions handed over by {@link #commitAsync} have not finished their
+	 * prepare yet (their offsets are not committed yet). A caller that sizes its transactions by
+	 * the round trip closes the next one when this is 0: a transaction closed earlier would only
+	 * wait behind it (issue 25).
+	 * @return 0 to {@link #depth()}
+	 */
+	public int preparing() {
+		return this.unprepared.get();
 	}
 
 	/**
@@ -174,15 +206,29 @@ public final class TransactionPipeline implements AutoCloseable {
 		forgetCompleted();
 		CompletableFuture<Void> outcome = new CompletableFuture<>();
 		this.submitted.add(outcome);
-		CompletableFuture<@Nullable PreparedCommit> prepared = CompletableFuture
-			.supplyAsync(() -> prepareInOrder(transaction), this.preparer);
+		this.unprepared.incrementAndGet();
+		CompletableFuture<@Nullable PreparedCommit> prepared;
+		try {
+			prepared = CompletableFuture.supplyAsync(() -> {
+				try {
+					return prepareInOrder(transaction);
+				}
+				finally {
+					this.unprepared.decrementAndGet();
+				}
+			}, this.preparer);
+		}
+		catch (RuntimeException ex) {
+			this.unprepared.decrementAndGet();
+			throw ex;
+		}
 		this.committer.execute(() -> commitInOrder(transaction, prepared, outcome));
 		return outcome;
 	}
 
 	/** On the preparing thread; null if an earlier transaction failed (the committing thread aborts it). */
 	private @Nullable PreparedCommit prepareInOrder(CrossClusterTransaction transaction) {
-		if (this.failure != null) {
+		if (this.failure.get() != null) {
 			return null;
 		}
 		return transaction.prepareToCommit();
@@ -198,7 +244,7 @@ public final class TransactionPipeline implements AutoCloseable {
 		catch (CompletionException ex) {
 			prepareFailure = (ex.getCause() != null) ? ex.getCause() : ex;
 		}
-		Throwable earlier = this.failure;
+		Throwable earlier = this.failure.get();
 		if (earlier != null) {
 			try {
 				transaction.abortInPipeline();
@@ -214,25 +260,51 @@ public final class TransactionPipeline implements AutoCloseable {
 		if (prepareFailure != null || prepared == null) {
 			Throwable failed = (prepareFailure != null) ? prepareFailure
 					: new IllegalStateException("Transaction " + transaction.transactionId() + " was not prepared");
-			this.failure = failed;
-			outcome.completeExceptionally(failed);
+			failed(failed, outcome);
 			return;
 		}
+		PreparedCommit ready = prepared;
+		@Nullable Decision decision;
 		try {
-			commitToTheEnd(transaction, prepared);
-			outcome.complete(null);
+			decision = awaitInDoubt(() -> transaction.decideStage(ready));
 		}
 		catch (Throwable ex) {
-			this.failure = ex;
-			outcome.completeExceptionally(ex);
+			failed(ex, outcome);
+			return;
 		}
+		if (decision == null) {
+			outcome.complete(null);
+			return;
+		}
+		// Decided: the outcome can only be a commit now, so the next transaction may be decided
+		// while this one's commits run.
+		this.finisher.execute(() -> {
+			try {
+				awaitInDoubt(() -> {
+					transaction.commitDecidedStage(decision, ready);
+					return null;
+				});
+				outcome.complete(null);
+			}
+			catch (Throwable ex) {
+				failed(ex, outcome);
+			}
+		});
 	}
 
-	/** Commits; a transaction in doubt is waited for, so that its successors stay behind it. */
-	private void commitToTheEnd(CrossClusterTransaction transaction, PreparedCommit prepared)
-			throws Throwable {
+	private void failed(Throwable failure, CompletableFuture<Void> outcome) {
+		this.failure.compareAndSet(null, failure);
+		outcome.completeExceptionally(failure);
+	}
+
+	/**
+	 * Runs a stage; one that ends in doubt is waited for while the pipeline runs. On the
+	 * committing thread this holds the successors back: a decision whose outcome is unknown may
+	 * still end aborted, and N+1 must not be decided before N's outcome is known.
+	 */
+	private <T> @Nullable T awaitInDoubt(Callable<@Nullable T> stage) throws Throwable {
 		try {
-			transaction.finishCommit(prepared);
+			return stage.call();
 		}
 		catch (InDoubtTransactionException ex) {
 			// Wait while the pipeline runs; once it closes, leave the outcome to recovery (the
@@ -240,7 +312,7 @@ public final class TransactionPipeline implements AutoCloseable {
 			while (!this.closing) {
 				try {
 					ex.awaitCommitted(IN_DOUBT_POLL);
-					return;
+					return null;
 				}
 				catch (java.util.concurrent.TimeoutException notYet) {
 					// still in-doubt: look at closing again
@@ -273,8 +345,8 @@ public final class TransactionPipeline implements AutoCloseable {
 				}
 			}
 		}
-		// Every task ran: the committing thread wrote its last failure before completing it.
-		this.failure = null;
+		// Every task ran: the committing and finishing threads wrote their failures before completing.
+		this.failure.set(null);
 		if (first instanceof RuntimeException runtime) {
 			throw runtime;
 		}
@@ -315,6 +387,7 @@ public final class TransactionPipeline implements AutoCloseable {
 			this.closed = true;
 			this.preparer.shutdown();
 			this.committer.shutdown();
+			this.finisher.shutdown();
 		}
 	}
 

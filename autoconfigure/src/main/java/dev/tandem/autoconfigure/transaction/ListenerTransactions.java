@@ -320,6 +320,11 @@ final class ListenerTransactions {
 		return (@Nullable CrossClusterTransaction transaction) -> {
 			Object value;
 			this.invoked = true;
+			if (transaction != null) {
+				// The source cluster's marker goes out before the listener runs, so the offset
+				// commit below does not wait behind it (issue 25).
+				transaction.enlistClusterOf(this.delivery.consumer());
+			}
 			try {
 				MethodInvocation call = this.invocation.invocableClone(arguments);
 				value = call.proceed();
