@@ -69,7 +69,10 @@ class MirrorTests {
 	@BeforeAll
 	static void start() throws Exception {
 		coordinatorDir = Files.createTempDirectory("mirror-tests-coordinator");
-		coordinator = EmbeddedCoordinator.start(coordinatorDir);
+		// one coordinator for every manager here: a shared log, whose leases see a duplicate instance
+		coordinator = EmbeddedCoordinator.builder(coordinatorDir)
+				.client((log) -> log.sharedByInstances(true))
+				.start();
 	}
 
 	@AfterAll
