@@ -83,7 +83,10 @@ class InstanceTakeoverTests {
 
 	@BeforeAll
 	static void start() throws Exception {
-		coordinator = EmbeddedCoordinator.start(coordinatorDir);
+		// one coordinator for every manager here: a shared log, whose leases see a duplicate instance
+		coordinator = EmbeddedCoordinator.builder(coordinatorDir)
+				.client((log) -> log.sharedByInstances(true))
+				.start();
 	}
 
 	@AfterAll

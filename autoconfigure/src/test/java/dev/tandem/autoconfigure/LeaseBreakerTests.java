@@ -77,7 +77,10 @@ class LeaseBreakerTests {
 
 	@BeforeAll
 	static void start() throws Exception {
-		coordinator = EmbeddedCoordinator.start(coordinatorDir);
+		// one coordinator for every manager here: a shared log, whose leases see a duplicate instance
+		coordinator = EmbeddedCoordinator.builder(coordinatorDir)
+				.client((log) -> log.sharedByInstances(true))
+				.start();
 		try (ServerSocket socket = new ServerSocket(0)) {
 			deadBootstrap = "localhost:" + socket.getLocalPort();
 		}

@@ -26,6 +26,11 @@ import org.slf4j.LoggerFactory;
  * loopback interface with its log and snapshots in a data directory, and a
  * {@link RatisDecisionLog} connected to it.
  * <p>
+ * Its decision log answers {@link RatisDecisionLog#sharedByInstances()} false (each instance has
+ * its own coordinator), so the transaction manager checks for a second running instance with the
+ * same instance id through Kafka; a {@link Builder#client client customizer} may set it back to
+ * true when every manager of the app uses this one coordinator (several managers in one JVM).
+ * <p>
  * Decisions survive restarts: starting again on the same data directory loads the latest
  * snapshot and replays the log after it. The peer reuses the port it had before when that
  * port is free (it is kept in {@value #PORT_FILE} in the data directory), else it takes a free
@@ -180,6 +185,8 @@ public final class EmbeddedCoordinator implements AutoCloseable {
 			try {
 				server.awaitLeader(this.startTimeout);
 				RatisDecisionLogBuilder client = RatisDecisionLog.builder(server.group());
+				// each instance has its own embedded coordinator: its leases cannot see another instance
+				client.sharedByInstances(false);
 				if (this.clientCustomizer != null) {
 					this.clientCustomizer.accept(client);
 				}

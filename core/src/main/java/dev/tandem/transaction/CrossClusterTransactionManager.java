@@ -124,7 +124,9 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		boolean leased = !builder.leaseTimeout.isZero() && decisionLog.supportsLeases();
 		this.leases = leased ? new InstanceLeaseKeeper(decisionLog, this.idPrefix, this.instanceId, builder.leaseTimeout,
 				builder.staleDecisionAge, builder.decisionTimeout, this.recovery, System::currentTimeMillis) : null;
-		this.guard = (builder.duplicateCheckThroughKafka && !builder.leaseTimeout.isZero())
+		boolean duplicateCheck = (builder.duplicateCheckThroughKafka != null) ? builder.duplicateCheckThroughKafka
+				: !decisionLog.sharedByInstances();
+		this.guard = (duplicateCheck && !builder.leaseTimeout.isZero())
 				? new KafkaInstanceGuard(this.clients, this.clients.names().get(0), KafkaInstanceGuard.DEFAULT_TOPIC, owner(),
 						UUID.randomUUID().toString(), builder.leaseTimeout, builder.commitTimeout, System::currentTimeMillis)
 				: null;

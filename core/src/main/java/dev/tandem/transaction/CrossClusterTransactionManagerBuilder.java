@@ -81,7 +81,8 @@ public final class CrossClusterTransactionManagerBuilder {
 
 	boolean requireAllClustersAtStart;
 
-	boolean duplicateCheckThroughKafka;
+	/** Null: decided by the decision log ({@link DecisionLog#sharedByInstances()}). */
+	@Nullable Boolean duplicateCheckThroughKafka;
 
 	ClusterReachability clusterReachability = ClusterReachability.UNKNOWN;
 
@@ -304,14 +305,22 @@ public final class CrossClusterTransactionManagerBuilder {
 	}
 
 	/**
-	 * Sets whether a second running instance with this instance id is also detected through Kafka:
-	 * for decision logs that the instances do not share (the embedded coordinator), where the lease
-	 * in the log cannot see the other instance. Each instance then writes a heartbeat every third of
-	 * the lease timeout to the compacted topic {@code tandem-instances} on the first cluster; a
-	 * start-up that sees another run's heartbeat renewed fails with
-	 * {@link DuplicateInstanceException}, and a running instance that sees one begins no transaction
-	 * any more. Off when the lease timeout is zero.
-	 * @param duplicateCheckThroughKafka whether to check through Kafka
+	 * Sets whether a second running instance with this instance id is also detected through Kafka.
+	 * By default it is whenever the decision log is not {@link DecisionLog#sharedByInstances()
+	 * shared by every instance} (the embedded coordinator: each instance has its own log, so the
+	 * lease in the log cannot see the other instance), and not with a shared log, whose leases do.
+	 * Each instance then writes a heartbeat every third of the lease timeout to the compacted topic
+	 * {@code tandem-instances} on the first cluster (created where missing: the app needs the right
+	 * to create it, or an operator creates it, one partition, compacted). A start-up that finds
+	 * another run's heartbeat renewed, or another run that claimed the id while it started, fails
+	 * with {@link DuplicateInstanceException}; a running instance that sees another run renew a
+	 * heartbeat begins no transaction any more. Off when the lease timeout is zero.
+	 * <p>
+	 * Turning it off with a log of each instance's own is at the caller's risk: two running
+	 * instances with one id then fence each other's producers and, since neither log sees the
+	 * other's decisions, leave transactions committed on some clusters only (reported as heuristic
+	 * outcomes); only do so where something else guarantees one running instance per id.
+	 * @param duplicateCheckThroughKafka whether to check through Kafka, whatever the decision log
 	 * @return this builder
 	 */
 	public CrossClusterTransactionManagerBuilder duplicateCheckThroughKafka(boolean duplicateCheckThroughKafka) {

@@ -88,6 +88,22 @@ public interface DecisionLog extends AutoCloseable {
 	List<Decision> inDoubt(String owner, Duration timeout) throws DecisionLogException;
 
 	/**
+	 * Whether every instance of the app uses this same log (a remote coordinator service), so that
+	 * its {@link InstanceLease leases} see a second running instance with the same instance id. A
+	 * log of one instance's own (the embedded coordinator: each instance has its own log) returns
+	 * false, and the transaction manager then checks for a duplicate instance through Kafka by itself
+	 * ({@link CrossClusterTransactionManagerBuilder#duplicateCheckThroughKafka(boolean)}): two
+	 * running instances with one id fence each other's producers, and logs that cannot see each
+	 * other's decisions then leave transactions committed on some clusters only.
+	 * @return false unless the implementation knows that every instance of the app shares it (a log
+	 *     that does not say is taken for private, the safe side)
+	 * @since 0.1.0
+	 */
+	default boolean sharedByInstances() {
+		return false;
+	}
+
+	/**
 	 * Whether this log keeps {@link InstanceLease instance leases}; when false, the lease methods
 	 * throw {@link UnsupportedOperationException} and Tandem runs without takeover.
 	 * @return false unless the implementation supports leases

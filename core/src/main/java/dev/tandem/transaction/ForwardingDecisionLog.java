@@ -66,6 +66,11 @@ public abstract class ForwardingDecisionLog implements DecisionLog {
 	}
 
 	@Override
+	public boolean sharedByInstances() {
+		return this.delegate.sharedByInstances();
+	}
+
+	@Override
 	public boolean supportsLeases() {
 		return this.delegate.supportsLeases();
 	}

@@ -3,6 +3,7 @@ package dev.tandem.transaction;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,11 +32,19 @@ import dev.tandem.text.DurationText;
  * decision log (the embedded coordinator: each instance has its own, so the lease in the log
  * cannot see the other one). Each instance writes a heartbeat ({@code incarnation,expiresAtMs},
  * key = owner id) to a compacted topic on the first cluster every third of the lease timeout, and
- * a tombstone at a clean close. At start-up it reads the topic: a heartbeat of another run that
- * has not expired is watched until it expires (a run that died; a restart after a crash waits at
- * most one lease timeout) or is renewed (a running instance: {@link DuplicateInstanceException}).
- * While running, a heartbeat of another run for the same owner marks this instance a duplicate
- * (two that started at the same moment): it then begins no transaction.
+ * a tombstone at a clean close. Start-up, on the topic's one partition (one total order):
+ * <ol>
+ * <li>read to the end; a heartbeat of another run that has not expired is watched until it
+ * expires (a run that died; a restart after a crash waits at most one lease timeout and a third);
+ * <li>write a first heartbeat, the claim;
+ * <li>read past the claim: a heartbeat of another run read after step 1 and written before the
+ * claim (a run that is alive: a dead one writes nothing) refuses this start with
+ * {@link DuplicateInstanceException}.
+ * </ol>
+ * Of two instances started at the same moment, the one whose claim comes second sees the other's
+ * claim before its own and is refused; the first sees nothing before its claim and runs. While
+ * running, an instance that reads two heartbeats of one other run (a run that renews: alive, and
+ * not refused, which writes only its claim) marks itself a duplicate and begins no transaction.
  * <p>
  * Thread-safe: one daemon thread heartbeats and reads the topic after {@link #acquire()}.
  */
@@ -75,8 +84,11 @@ final class KafkaInstanceGuard implements AutoCloseable {
 	/** The latest heartbeat of this owner read (any run); guarded by this. */
 	private @Nullable Heartbeat latest;
 
-	/** The latest heartbeat of another run of this owner read since it was reset; guarded by this. */
-	private @Nullable Heartbeat otherSeen;
+	/**
+	 * Expiry of the latest heartbeat read of each other run of this owner written after this
+	 * run's claim, by incarnation; guarded by this.
+	 */
+	private final Map<String, Long> othersAfterClaim = new HashMap<>();
 
 	private volatile boolean started;
 
@@ -117,9 +129,14 @@ final class KafkaInstanceGuard implements AutoCloseable {
 
 	}
 
+	/** A heartbeat of this owner read, at its offset. */
+	private record Read(long offset, Heartbeat heartbeat) {
+	}
+
 	/**
 	 * Makes sure no other running instance holds this id, then heartbeats in the background.
-	 * @throws DuplicateInstanceException if another run renews its heartbeat while this one waits
+	 * @throws DuplicateInstanceException if another run renews its heartbeat while this one waits,
+	 *     or claimed the id while this one started
 	 * @throws TandemException if the cluster cannot be reached, or the wait is interrupted
 	 */
 	synchronized void acquire() {
@@ -129,7 +146,8 @@ final class KafkaInstanceGuard implements AutoCloseable {
 		this.consumer = reader;
 		reader.assign(List.of(this.partition));
 		reader.seekToBeginning(List.of(this.partition));
-		Heartbeat other = readToEnd(reader);
+		readToEnd(reader);
+		Heartbeat other = this.latest;
 		if (other != null && !other.incarnation().equals(this.incarnation)
 				&& other.expiresAtMs() >= this.clock.getAsLong()) {
 			logger.info("Instance id of {} has a heartbeat of another run (incarnation {}) until {}; waiting to see "
@@ -138,14 +156,14 @@ final class KafkaInstanceGuard implements AutoCloseable {
 			long deadline = other.expiresAtMs() + this.leaseTimeout.dividedBy(3).toMillis();
 			while (this.clock.getAsLong() < deadline) {
 				sleep(Math.min(200, Math.max(1, deadline - this.clock.getAsLong())));
-				Heartbeat latest = readToEnd(reader);
-				if (latest != null && latest.incarnation().equals(other.incarnation())
-						&& latest.expiresAtMs() > other.expiresAtMs()) {
-					close();
-					throw new DuplicateInstanceException(this.owner, "Instance id of " + this.owner + " is in use by a "
-							+ "running instance: its heartbeat on topic '" + this.topic + "' of cluster '" + this.cluster
-							+ "' was renewed while this one waited (incarnation " + latest.incarnation() + "). Every "
-							+ "running instance needs its own instance id.");
+				for (Read read : readToEnd(reader)) {
+					if (!read.heartbeat().incarnation().equals(this.incarnation)) {
+						// a dead run writes nothing: any heartbeat written while this one waits is of a live run
+						throw refused(read.heartbeat(), "was renewed while this one waited");
+					}
+				}
+				if (this.latest == null) {
+					break; // a tombstone: the other run closed cleanly
 				}
 			}
 		}
@@ -155,17 +173,37 @@ final class KafkaInstanceGuard implements AutoCloseable {
 		config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, this.timeout.toMillis());
 		config.remove(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG);
 		this.producer = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer());
-		heartbeat();
+		long claim = heartbeat();
+		for (Read read : readToEnd(reader)) {
+			Heartbeat heartbeat = read.heartbeat();
+			if (heartbeat.incarnation().equals(this.incarnation)) {
+				continue;
+			}
+			if (read.offset() < claim) {
+				throw refused(heartbeat, "was written while this one started, before its claim at offset " + claim);
+			}
+			this.othersAfterClaim.merge(heartbeat.incarnation(), heartbeat.expiresAtMs(), Math::max);
+		}
 		this.started = true;
 		long period = this.leaseTimeout.dividedBy(3).toMillis();
 		this.scheduler.scheduleWithFixedDelay(this::tick, period, period, TimeUnit.MILLISECONDS);
 	}
 
+	/** Closes the clients without a tombstone (the key's latest value may be the other run's) and says why. */
+	private DuplicateInstanceException refused(Heartbeat other, String when) {
+		this.scheduler.shutdownNow();
+		closeClients(false);
+		return new DuplicateInstanceException(this.owner, "Instance id of " + this.owner + " is in use by a running "
+				+ "instance: its heartbeat on topic '" + this.topic + "' of cluster '" + this.cluster + "' " + when
+				+ " (incarnation " + other.incarnation() + "). Every running instance needs its own instance id.");
+	}
+
 	/**
-	 * Reads the topic from the reader's position to its end.
-	 * @return the latest heartbeat of this owner read so far (any run), or null after a tombstone
+	 * Reads the topic from the reader's position to its end, keeping {@link #latest} up to date.
+	 * @return the heartbeats of this owner read (any run), in offset order
 	 */
-	private @Nullable Heartbeat readToEnd(KafkaConsumer<byte[], byte[]> reader) {
+	private List<Read> readToEnd(KafkaConsumer<byte[], byte[]> reader) {
+		List<Read> reads = new ArrayList<>();
 		long end = reader.endOffsets(List.of(this.partition), this.timeout).get(this.partition);
 		long deadline = System.nanoTime() + this.timeout.toNanos();
 		while (reader.position(this.partition, this.timeout) < end) {
@@ -177,13 +215,13 @@ final class KafkaInstanceGuard implements AutoCloseable {
 				if (record.key() != null && this.owner.equals(new String(record.key(), StandardCharsets.UTF_8))) {
 					Heartbeat heartbeat = Heartbeat.parse(record.value());
 					this.latest = heartbeat;
-					if (heartbeat != null && !heartbeat.incarnation().equals(this.incarnation)) {
-						this.otherSeen = heartbeat;
+					if (heartbeat != null) {
+						reads.add(new Read(record.offset(), heartbeat));
 					}
 				}
 			}
 		}
-		return this.latest;
+		return reads;
 	}
 
 	private synchronized void tick() {
@@ -191,9 +229,18 @@ final class KafkaInstanceGuard implements AutoCloseable {
 			heartbeat();
 			KafkaConsumer<byte[], byte[]> reader = this.consumer;
 			if (reader != null && this.duplicate == null) {
-				this.otherSeen = null;
-				readToEnd(reader);
-				Heartbeat other = this.otherSeen;
+				Heartbeat other = null;
+				for (Read read : readToEnd(reader)) {
+					Heartbeat heartbeat = read.heartbeat();
+					if (heartbeat.incarnation().equals(this.incarnation)) {
+						continue;
+					}
+					// a start-up refused after its claim writes one heartbeat; a running instance renews it
+					Long previous = this.othersAfterClaim.put(heartbeat.incarnation(), heartbeat.expiresAtMs());
+					if (previous != null && heartbeat.expiresAtMs() > previous) {
+						other = heartbeat;
+					}
+				}
 				if (other != null) {
 					this.duplicate = other.incarnation();
 					logger.error("Another running instance uses the instance id of {} (incarnation {}): two running "
@@ -210,15 +257,17 @@ final class KafkaInstanceGuard implements AutoCloseable {
 		}
 	}
 
-	private void heartbeat() {
+	/** Writes a heartbeat and returns its offset, or -1 when closed. */
+	private long heartbeat() {
 		KafkaProducer<String, String> p = this.producer;
 		if (p == null) {
-			return;
+			return -1;
 		}
 		long expiresAtMs = this.clock.getAsLong() + this.leaseTimeout.toMillis();
 		try {
-			p.send(new ProducerRecord<>(this.topic, 0, this.owner, this.incarnation + "," + expiresAtMs))
-				.get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
+			return p.send(new ProducerRecord<>(this.topic, 0, this.owner, this.incarnation + "," + expiresAtMs))
+				.get(this.timeout.toMillis(), TimeUnit.MILLISECONDS)
+				.offset();
 		}
 		catch (Exception ex) {
 			throw new TandemException("Could not write the instance heartbeat of " + this.owner + ": " + ex, ex);

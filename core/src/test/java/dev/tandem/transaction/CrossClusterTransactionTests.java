@@ -608,6 +608,11 @@ class CrossClusterTransactionTests {
 			this.delegate = delegate;
 		}
 
+		@Override
+		public boolean sharedByInstances() {
+			return this.delegate.sharedByInstances();
+		}
+
 		private void check() {
 			if (this.down) {
 				throw new DecisionLogException("decision log unreachable (test)");

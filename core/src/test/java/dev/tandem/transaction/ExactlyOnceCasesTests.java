@@ -460,6 +460,11 @@ class ExactlyOnceCasesTests {
 		}
 
 		@Override
+		public boolean sharedByInstances() {
+			return this.delegate.sharedByInstances();
+		}
+
+		@Override
 		public Decision decide(Decision decision, Duration timeout) {
 			return this.delegate.decide(decision, timeout);
 		}

@@ -15,6 +15,12 @@ class InMemoryDecisionLog implements DecisionLog {
 
 	private final Map<String, Decision> decisions = new ConcurrentHashMap<>();
 
+	/** Shared by every manager given it (all in this JVM): the duplicate check is a test's own choice. */
+	@Override
+	public boolean sharedByInstances() {
+		return true;
+	}
+
 	private final Map<String, DecisionState> states = new ConcurrentHashMap<>();
 
 	@Override

@@ -24,7 +24,10 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,6 +65,9 @@ final class GroupOffsetFollower implements AutoCloseable {
 	private volatile Snapshot groups = Snapshot.EMPTY;
 
 	private volatile Positions positions = Positions.EMPTY;
+
+	/** The source topics named by the groups' offsets at the last read; only the groups' thread. */
+	private Set<String> namedTopics = Set.of();
 
 	private volatile boolean failing;
 
@@ -144,11 +150,31 @@ final class GroupOffsetFollower implements AutoCloseable {
 		return new Positions(Map.copyOf(ends), own);
 	}
 
-	/** Reads the groups on the source and on every target. */
+	/**
+	 * Reads the groups on the source and on every target, and the ids of the source topics of the
+	 * groups' offsets: described before and after the offsets are listed, so that an id is kept only
+	 * when the topic was that incarnation all along (a topic first named by this read is described
+	 * before the offsets at the next read; its offsets are translated from then on).
+	 */
 	private Snapshot readGroups() {
 		Set<String> groups = groups();
+		Set<String> named = this.namedTopics;
+		Map<String, Uuid> before = named.isEmpty() ? Map.of() : topicIds(named);
 		Map<String, Map<TopicPartition, OffsetAndMetadata>> sourceOffsets = groups.isEmpty() ? Map.of()
 				: committed(this.source, groups, this.settings.source());
+		Set<String> topics = new HashSet<>();
+		sourceOffsets.values().forEach((offsets) -> offsets.keySet().stream()
+			.map(TopicPartition::topic)
+			.filter(this.settings.topics()::matches) // the mirrored ones: only those are translated
+			.forEach(topics::add));
+		Map<String, Uuid> after = topics.isEmpty() ? Map.of() : topicIds(topics);
+		Map<String, Uuid> stable = new HashMap<>();
+		after.forEach((topic, id) -> {
+			if (id.equals(before.get(topic))) {
+				stable.put(topic, id);
+			}
+		});
+		this.namedTopics = Set.copyOf(topics);
 		Map<String, Set<String>> active = new HashMap<>();
 		Map<String, Map<String, Map<TopicPartition, OffsetAndMetadata>>> targetOffsets = new HashMap<>();
 		for (String target : this.settings.targets()) {
@@ -156,8 +182,26 @@ final class GroupOffsetFollower implements AutoCloseable {
 			active.put(target, groups.isEmpty() ? Set.of() : activeGroups(admin, groups, target));
 			targetOffsets.put(target, groups.isEmpty() ? Map.of() : committed(admin, groups, target));
 		}
-		return new Snapshot(Map.copyOf(sourceOffsets), Map.copyOf(active), Map.copyOf(targetOffsets), Map.of(), Map.of(),
-				System.currentTimeMillis());
+		return new Snapshot(Map.copyOf(sourceOffsets), Map.copyOf(stable), Map.copyOf(active), Map.copyOf(targetOffsets),
+				Map.of(), Map.of(), System.currentTimeMillis());
+	}
+
+	/** The ids of the source topics that exist, by name; a topic that does not is left out. */
+	private Map<String, Uuid> topicIds(Set<String> topics) {
+		Map<String, Uuid> ids = new HashMap<>();
+		var described = this.source.describeTopics(topics).topicNameValues();
+		for (String topic : topics) {
+			try {
+				ids.put(topic, KafkaCalls.get(described.get(topic), this.timeout,
+						"describe topic '" + topic + "' of '" + this.settings.source() + "'").topicId());
+			}
+			catch (MirrorException ex) {
+				if (!(ex.getCause() instanceof UnknownTopicOrPartitionException)) {
+					throw ex;
+				}
+			}
+		}
+		return ids;
 	}
 
 	private Set<String> groups() {
@@ -255,6 +299,8 @@ final class GroupOffsetFollower implements AutoCloseable {
 	/**
 	 * What the follower read last.
 	 * @param sourceOffsets group -> committed offsets on the source
+	 * @param sourceTopicIds source topic -> its id throughout the read of the offsets; a topic
+	 *     missing here (first seen, or created again during the read) is not translated
 	 * @param activeOnTarget target -> groups with members there
 	 * @param targetOffsets target -> group -> committed offsets there
 	 * @param sourceEnds read_committed end offsets of the mirrored source partitions
@@ -262,16 +308,21 @@ final class GroupOffsetFollower implements AutoCloseable {
 	 * @param readAtMs when the read of the groups finished, epoch ms; 0 before the first read
 	 */
 	record Snapshot(Map<String, Map<TopicPartition, OffsetAndMetadata>> sourceOffsets,
-			Map<String, Set<String>> activeOnTarget,
+			Map<String, Uuid> sourceTopicIds, Map<String, Set<String>> activeOnTarget,
 			Map<String, Map<String, Map<TopicPartition, OffsetAndMetadata>>> targetOffsets,
 			Map<TopicPartition, Long> sourceEnds, Map<TopicPartition, OffsetAndMetadata> mirrorCommitted, long readAtMs) {
 
-		static final Snapshot EMPTY = new Snapshot(Map.of(), Map.of(), Map.of(), Map.of(), Map.of(), 0);
+		static final Snapshot EMPTY = new Snapshot(Map.of(), Map.of(), Map.of(), Map.of(), Map.of(), Map.of(), 0);
 
 		/** This snapshot's groups with the given source positions. */
 		Snapshot with(Positions positions) {
-			return new Snapshot(this.sourceOffsets, this.activeOnTarget, this.targetOffsets, positions.sourceEnds(),
-					positions.mirrorCommitted(), this.readAtMs);
+			return new Snapshot(this.sourceOffsets, this.sourceTopicIds, this.activeOnTarget, this.targetOffsets,
+					positions.sourceEnds(), positions.mirrorCommitted(), this.readAtMs);
+		}
+
+		/** The source topic's id throughout the read of the groups' offsets, or null if not known. */
+		@Nullable Uuid sourceTopicId(String topic) {
+			return this.sourceTopicIds.get(topic);
 		}
 
 		boolean isActive(String target, String group) {

@@ -10,6 +10,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.jspecify.annotations.Nullable;
 
 import dev.tandem.mirror.GroupOffsetFollower.Snapshot;
 import dev.tandem.transaction.CrossClusterProcessor;
@@ -18,7 +20,9 @@ import dev.tandem.transaction.CrossClusterTransactionManager;
 
 /**
  * The translation job: translates the selected groups' committed source offsets with the
- * mappings of committed transactions only ({@link OffsetMappings}) and writes them to the targets
+ * mappings of committed transactions only ({@link OffsetMappings}), each with the mapping of the
+ * source topic incarnation it was read from (a group offset of a deleted topic, or read while the
+ * topic was created again, is not translated) and writes them to the targets
  * ({@link CrossClusterTransaction#sendGroupOffsets}), either in the mirror's open transaction
  * ({@link #beforeCommit}) or, when the mirror is idle, in a transaction of its own
  * ({@link #translateIdle}); and what came of them: the translations of each transaction until its
@@ -187,7 +191,8 @@ final class GroupTranslator implements CrossClusterProcessor.ProcessorListener {
 				}
 				Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
 				group.getValue().forEach((source, committed) -> {
-					OptionalLong translated = expected(target, source, committed.offset());
+					OptionalLong translated = expected(target, source, committed.offset(),
+							snapshot.sourceTopicId(source.topic()));
 					if (translated.isEmpty()) {
 						return;
 					}
@@ -219,8 +224,10 @@ final class GroupTranslator implements CrossClusterProcessor.ProcessorListener {
 		return floors;
 	}
 
-	private OptionalLong expected(String target, TopicPartition source, long committed) {
-		return this.assignment.contains(source) ? this.mappings.translate(target, source, committed) : OptionalLong.empty();
+	/** The translation, only with a mapping of the incarnation the group's offset was read from. */
+	private OptionalLong expected(String target, TopicPartition source, long committed, @Nullable Uuid topicId) {
+		return this.assignment.contains(source) ? this.mappings.translate(target, source, committed, topicId)
+				: OptionalLong.empty();
 	}
 
 	/** What the group has or will have on the target: the highest of in flight, committed and read there. */

@@ -11,6 +11,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,9 +22,16 @@ import dev.tandem.text.DurationText;
  * Rebuilds the offset mappings of newly assigned partitions from what is already on a target: a
  * {@code read_committed} read of the last {@code rebuild-records} records of each remote
  * partition, keeping the records whose provenance header names this mirror's source cluster,
- * topic and partition. A mapping whose read started at the partition's log start offset is
- * complete (translation of an offset below the first mirrored record is then exact); otherwise
- * it is truncated.
+ * topic and partition and the source topic's current incarnation (its topic id). A mapping whose
+ * read started at the partition's log start offset is complete (translation of an offset below
+ * the first mirrored record is then exact); otherwise it is truncated.
+ * <p>
+ * Copies of another incarnation (a topic deleted and created again under the same name: its
+ * offsets start again at 0) are never mapped. One read before the current incarnation's first copy
+ * shows where that incarnation's copies start: the mapping starts there, complete. A copy without
+ * a topic id (mirrored before the id was written) is of an unknown incarnation: never mapped, and
+ * a mapping that starts after one is truncated (offsets below its first copy are not translated
+ * rather than guessed).
  */
 final class MappingRebuild {
 
@@ -36,9 +44,11 @@ final class MappingRebuild {
 	 * Reads the target and returns one mapping per source partition.
 	 * @param readerConfig a read_committed, group-less consumer configuration of the target
 	 * @param remotes source partition -> remote partition, only those that exist on the target
+	 * @param topicIds source topic -> the id of its incarnation being mirrored
 	 */
 	static Map<TopicPartition, OffsetMapping> rebuild(MirrorSettings settings, String target,
-			Map<String, Object> readerConfig, Map<TopicPartition, TopicPartition> remotes, Duration timeout) {
+			Map<String, Object> readerConfig, Map<TopicPartition, TopicPartition> remotes, Map<String, Uuid> topicIds,
+			Duration timeout) {
 		Map<TopicPartition, OffsetMapping> mappings = new HashMap<>();
 		if (remotes.isEmpty()) {
 			return mappings;
@@ -72,7 +82,15 @@ final class MappingRebuild {
 					Provenance provenance = Provenance.read(record.headers());
 					if (provenance != null && provenance.sourceCluster().equals(settings.source())
 							&& provenance.topic().equals(source.topic()) && provenance.partition() == source.partition()) {
-						mappings.get(source).add(provenance.offset(), record.offset());
+						OffsetMapping mapping = mappings.get(source);
+						if (provenance.topicId() != null && provenance.topicId().equals(topicIds.get(source.topic()))) {
+							mapping.add(provenance.offset(), record.offset());
+						}
+						else if (mapping.runs() == 0) {
+							// another incarnation's copy: the current one's start after it (complete);
+							// a copy of an unknown incarnation: where the current one's start is unknown
+							mappings.put(source, new OffsetMapping(settings.mappingCapacity(), provenance.topicId() != null));
+						}
 					}
 				}
 				toRead.removeIf((remote) -> reader.position(remote, timeout) >= end.get(remote));

@@ -192,6 +192,7 @@ public final class Mirror implements AutoCloseable {
 					processor.poll(Duration.ofMillis(100));
 					if (System.nanoTime() >= nextTopicRefresh) {
 						this.topics.refresh();
+						this.mappings.incarnations(this.topics.sourceTopicIds());
 						nextTopicRefresh = System.nanoTime() + this.settings.topicRefreshInterval().toNanos();
 					}
 					if (processor.inFlight() == 0 && idle()) {

@@ -206,7 +206,8 @@ final class MirrorProgress {
 			TopicPartition remote = this.mappings.remote(source);
 			long translated = Math.max(this.translated.written(new Key(target, group, remote)),
 					snapshot.targetCommitted(target, group, remote));
-			long expected = this.mappings.translate(target, source, entry.getValue().offset()).orElse(-1);
+			long expected = this.mappings.translate(target, source, entry.getValue().offset(),
+					snapshot.sourceTopicId(source.topic())).orElse(-1);
 			inSync &= expected <= translated;
 			offsets.add(new MirrorStatus.GroupPartitionStatus(source.topic(), source.partition(),
 					entry.getValue().offset(), remote.topic(), translated, expected));

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -12,20 +13,46 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Where a mirrored record comes from, carried in two headers of every record the mirror writes:
+ * Where a mirrored record comes from, carried in headers of every record the mirror writes:
  * {@value #ORIGIN_HEADER} (the alias of the cluster the record was first produced to, kept across
- * hops, so that a mirror never copies a record back to its origin) and {@value #SOURCE_HEADER}
+ * hops, so that a mirror never copies a record back to its origin), {@value #SOURCE_HEADER}
  * ({@code <source-alias>/<topic>/<partition>/<offset>} of this hop, from which a restarted mirror
- * rebuilds its source-to-target offset mapping). Topic names cannot contain {@code /}.
+ * rebuilds its source-to-target offset mapping) and {@value #TOPIC_ID_HEADER} (the source topic's
+ * Kafka topic id, its incarnation: a topic deleted and created again under the same name gets a new
+ * id and restarts its offsets at 0, so only copies of the same incarnation may map its offsets).
+ * Topic names cannot contain {@code /}.
+ * <p>
+ * Records mirrored before the topic id was written carry no {@value #TOPIC_ID_HEADER}: their
+ * {@link #topicId()} is null, an unknown incarnation, and translation never uses them
+ * ({@code MappingRebuild}).
  *
  * @param origin alias of the cluster the record was first produced to
  * @param sourceCluster alias of the cluster this copy was read from
  * @param topic source topic
  * @param partition source partition, 0 or more
  * @param offset source offset, 0 or more
+ * @param topicId the source topic's id when the record was copied, or null if unknown (a record
+ *     mirrored before the id was written)
  * @since 0.1.0
  */
-public record Provenance(String origin, String sourceCluster, String topic, int partition, long offset) {
+public record Provenance(String origin, String sourceCluster, String topic, int partition, long offset,
+		@Nullable Uuid topicId) {
+
+	/**
+	 * Creates a provenance of an unknown incarnation (no topic id), as records mirrored before the
+	 * topic id was written carry.
+	 * @param origin alias of the cluster the record was first produced to
+	 * @param sourceCluster alias of the cluster this copy was read from
+	 * @param topic source topic
+	 * @param partition source partition, 0 or more
+	 * @param offset source offset, 0 or more
+	 */
+	public Provenance(String origin, String sourceCluster, String topic, int partition, long offset) {
+		this(origin, sourceCluster, topic, partition, offset, null);
+	}
+
+	/** Header with the source topic's id ({@link Uuid#toString()}). */
+	public static final String TOPIC_ID_HEADER = "tandem-mirror-source-topic-id";
 
 	/** Header with the origin cluster's alias. */
 	public static final String ORIGIN_HEADER = "tandem-mirror-origin";
@@ -59,9 +86,24 @@ public record Provenance(String origin, String sourceCluster, String topic, int 
 			return null;
 		}
 		try {
-			return new Provenance(origin, parts[0], parts[1], Integer.parseInt(parts[2]), Long.parseLong(parts[3]));
+			return new Provenance(origin, parts[0], parts[1], Integer.parseInt(parts[2]), Long.parseLong(parts[3]),
+					topicId(headers));
 		}
 		catch (NumberFormatException ex) {
+			return null;
+		}
+	}
+
+	/** The topic id header's value, or null if absent or malformed (an unknown incarnation). */
+	private static @Nullable Uuid topicId(Headers headers) {
+		Header header = headers.lastHeader(TOPIC_ID_HEADER);
+		if (header == null || header.value() == null) {
+			return null;
+		}
+		try {
+			return Uuid.fromString(new String(header.value(), StandardCharsets.UTF_8));
+		}
+		catch (IllegalArgumentException ex) {
 			return null;
 		}
 	}
@@ -74,8 +116,23 @@ public record Provenance(String origin, String sourceCluster, String topic, int 
 	public void writeTo(Headers headers) {
 		headers.remove(ORIGIN_HEADER);
 		headers.remove(SOURCE_HEADER);
+		headers.remove(TOPIC_ID_HEADER);
 		headers.add(ORIGIN_HEADER, this.origin.getBytes(StandardCharsets.UTF_8));
 		headers.add(SOURCE_HEADER, sourceValue(sourcePrefix(this.sourceCluster, this.topic, this.partition), this.offset));
+		Header topicId = topicIdHeader(this.topicId);
+		if (topicId != null) {
+			headers.add(topicId);
+		}
+	}
+
+	/**
+	 * Returns the topic id header of the copies of one source topic incarnation.
+	 * @param topicId the source topic's id, or null if unknown
+	 * @return the header (its value is shared: never change it), or null for an unknown id
+	 */
+	static @Nullable Header topicIdHeader(@Nullable Uuid topicId) {
+		return (topicId != null) ? new RecordHeader(TOPIC_ID_HEADER, topicId.toString().getBytes(StandardCharsets.UTF_8))
+				: null;
 	}
 
 	/**
@@ -98,23 +155,28 @@ public record Provenance(String origin, String sourceCluster, String topic, int 
 	/**
 	 * Returns the headers of a copy, what {@link #writeTo} makes of the record's own headers:
 	 * them without any provenance header, then the origin, then the source header (its value
-	 * the partition's {@link #sourcePrefix} and the offset), built in one pass.
+	 * the partition's {@link #sourcePrefix} and the offset), then the topic id, built in one pass.
 	 * @param original the source record's headers
 	 * @param origin the origin header to write (the record's own, or the source cluster's)
 	 * @param sourcePrefix the partition's {@link #sourcePrefix}
 	 * @param offset the record's source offset
+	 * @param topicId the {@link #topicIdHeader} of the source topic, or null if its id is unknown
 	 * @return new, mutable headers
 	 */
-	static Headers forCopy(Headers original, Header origin, byte[] sourcePrefix, long offset) {
+	static Headers forCopy(Headers original, Header origin, byte[] sourcePrefix, long offset, @Nullable Header topicId) {
 		Header[] own = original.toArray();
-		List<Header> copy = new ArrayList<>(own.length + 2);
+		List<Header> copy = new ArrayList<>(own.length + 3);
 		for (Header header : own) {
-			if (!header.key().equals(ORIGIN_HEADER) && !header.key().equals(SOURCE_HEADER)) {
+			if (!header.key().equals(ORIGIN_HEADER) && !header.key().equals(SOURCE_HEADER)
+					&& !header.key().equals(TOPIC_ID_HEADER)) {
 				copy.add(header);
 			}
 		}
 		copy.add(origin);
 		copy.add(new RecordHeader(SOURCE_HEADER, sourceValue(sourcePrefix, offset)));
+		if (topicId != null) {
+			copy.add(topicId);
+		}
 		return new RecordHeaders(copy);
 	}
 

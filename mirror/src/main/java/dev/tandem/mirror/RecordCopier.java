@@ -11,6 +11,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.record.TimestampType;
@@ -22,7 +23,8 @@ import dev.tandem.transaction.CrossClusterTransaction;
 /**
  * The copying job, the processor's handler and a listener of its outcomes: copies polled records
  * to every target inside the mirror's open transaction (same partition; key, value, headers and
- * timestamp kept, plus the {@link Provenance} headers), grows a target topic before the first copy
+ * timestamp kept, plus the {@link Provenance} headers with the id of the source topic's incarnation
+ * assigned, {@link OffsetMappings#topicId}), grows a target topic before the first copy
  * to a new partition, skips a record on the target it originates from, and keeps the sends until
  * the transaction's outcome: committed, their target offsets go to the mappings
  * ({@link OffsetMappings#learn}) and the transaction to the progress
@@ -106,6 +108,8 @@ final class RecordCopier implements CrossClusterProcessor.ProcessorListener {
 		String remoteTopic = this.settings.naming().remoteTopic(sourceCluster, source.topic());
 		byte[] sourcePrefix = Provenance.sourcePrefix(sourceCluster, source.topic(), source.partition());
 		Header sourceOrigin = Provenance.originHeader(sourceCluster);
+		Uuid topicId = this.mappings.topicId(source.topic());
+		Header topicIdHeader = Provenance.topicIdHeader(topicId);
 		boolean[] ensured = new boolean[targets.size()];
 		for (ConsumerRecord<byte[], byte[]> record : polled) {
 			String origin = Provenance.origin(record.headers());
@@ -122,10 +126,11 @@ final class RecordCopier implements CrossClusterProcessor.ProcessorListener {
 					this.topics.ensurePartition(target, source.topic(), source.partition());
 					ensured[i] = true;
 				}
-				Headers headers = Provenance.forCopy(record.headers(), originHeader, sourcePrefix, record.offset());
+				Headers headers = Provenance.forCopy(record.headers(), originHeader, sourcePrefix, record.offset(),
+						topicIdHeader);
 				ProducerRecord<byte[], byte[]> copy = new ProducerRecord<>(remoteTopic, source.partition(), timestamp,
 						record.key(), record.value(), headers);
-				copies.add(new Copy(target, source, record.offset(), txn.send(target, copy)));
+				copies.add(new Copy(target, source, record.offset(), topicId, txn.send(target, copy)));
 			}
 		}
 	}

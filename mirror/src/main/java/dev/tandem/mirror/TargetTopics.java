@@ -17,6 +17,7 @@ import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -42,6 +43,9 @@ final class TargetTopics implements AutoCloseable {
 
 	private final Duration timeout;
 
+	/** Source topic -> its id (its incarnation) when last described. */
+	private final Map<String, Uuid> sourceTopicIds = new ConcurrentHashMap<>();
+
 	/** target cluster -> remote topic -> partitions known to exist. */
 	private final Map<String, Map<String, Integer>> partitions = new ConcurrentHashMap<>();
 
@@ -61,6 +65,7 @@ final class TargetTopics implements AutoCloseable {
 	Map<String, Integer> refresh() {
 		Set<String> names = call(this.source.listTopics().names(), "list the topics of '" + this.settings.source() + "'");
 		List<String> selected = names.stream().filter(this.settings.topics()::matches).sorted().toList();
+		this.sourceTopicIds.keySet().retainAll(selected);
 		Map<String, Integer> counts = new LinkedHashMap<>();
 		if (!selected.isEmpty()) {
 			ensure(selected).forEach(counts::put);
@@ -91,9 +96,36 @@ final class TargetTopics implements AutoCloseable {
 		return this.partitions.get(target).getOrDefault(remoteTopic, 0);
 	}
 
-	private synchronized Map<String, Integer> ensure(Collection<String> sourceTopics) {
+	/**
+	 * Returns the ids of the source topics as last described ({@link #refresh()} describes every
+	 * selected topic): a topic deleted and created again has a new id.
+	 * @return source topic -> topic id, a copy
+	 */
+	Map<String, Uuid> sourceTopicIds() {
+		return Map.copyOf(this.sourceTopicIds);
+	}
+
+	/**
+	 * Describes source topics now and returns their ids.
+	 * @param sourceTopics the topics
+	 * @return source topic -> topic id, for the topics that exist
+	 * @throws MirrorException if the source does not answer or refuses
+	 */
+	Map<String, Uuid> describeSourceTopicIds(Collection<String> sourceTopics) {
+		Map<String, Uuid> ids = new HashMap<>();
+		describeSource(sourceTopics).forEach((name, description) -> ids.put(name, description.topicId()));
+		return ids;
+	}
+
+	private Map<String, TopicDescription> describeSource(Collection<String> sourceTopics) {
 		Map<String, TopicDescription> descriptions = call(this.source.describeTopics(sourceTopics).allTopicNames(),
 				"describe topics " + sourceTopics + " of '" + this.settings.source() + "'");
+		descriptions.forEach((name, description) -> this.sourceTopicIds.put(name, description.topicId()));
+		return descriptions;
+	}
+
+	private synchronized Map<String, Integer> ensure(Collection<String> sourceTopics) {
+		Map<String, TopicDescription> descriptions = describeSource(sourceTopics);
 		Map<String, Integer> counts = new LinkedHashMap<>();
 		descriptions.forEach((name, description) -> counts.put(name, description.partitions().size()));
 		Map<String, Map<String, String>> configs = sourceConfigs(sourceTopics);

@@ -48,7 +48,10 @@ class MirrorLagTests {
 
 	@BeforeAll
 	static void start() throws Exception {
-		coordinator = EmbeddedCoordinator.start(Files.createTempDirectory("mirror-lag-tests-coordinator"));
+		// one coordinator for every manager here: a shared log, whose leases see a duplicate instance
+		coordinator = EmbeddedCoordinator.builder(Files.createTempDirectory("mirror-lag-tests-coordinator"))
+				.client((log) -> log.sharedByInstances(true))
+				.start();
 	}
 
 	@AfterAll

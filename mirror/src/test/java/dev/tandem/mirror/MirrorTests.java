@@ -5,10 +5,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
 import org.apache.kafka.clients.admin.Admin;
@@ -24,6 +28,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -69,7 +74,10 @@ class MirrorTests {
 	@BeforeAll
 	static void start() throws Exception {
 		coordinatorDir = Files.createTempDirectory("mirror-tests-coordinator");
-		coordinator = EmbeddedCoordinator.start(coordinatorDir);
+		// one coordinator for every manager here: a shared log, whose leases see a duplicate instance
+		coordinator = EmbeddedCoordinator.builder(coordinatorDir)
+				.client((log) -> log.sharedByInstances(true))
+				.start();
 	}
 
 	@AfterAll
@@ -358,6 +366,100 @@ class MirrorTests {
 		// a transaction closes after the poll that brought it to 5 records: at most 4 + 5 records
 		assertThat(mirror.status().transactions()).as("mirror transactions for 60 records").isGreaterThanOrEqualTo(7);
 		assertThat(ReadCommitted.values(west().bootstrapServers(), "east." + topic)).hasSize(60).doesNotHaveDuplicates();
+	}
+
+	@Test
+	void aSourceTopicCreatedAgainStartsANewMappingAndNoTranslationEverPointsIntoTheOldIncarnationsCopies()
+			throws Exception {
+		String topic = "reborn-" + this.name;
+		String remote = "east." + topic;
+		TopicPartition source = new TopicPartition(topic, 0);
+		TopicPartition target = new TopicPartition(remote, 0);
+		String group = "g-" + this.name;
+		east().createTopic(topic, 1, (short) 1);
+		Uuid oldId = topicId(topic);
+		produce(east(), values(topic, 0, 100));
+		Mirror mirror = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)));
+		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() == 100);
+
+		// The source topic is deleted and created again under the running mirror, with fewer records:
+		// the old incarnation's copies stay on the target, at the offsets a group of the new one would
+		// be translated to with them.
+		east().admin().deleteTopics(List.of(topic)).all().get();
+		await().atMost(WAIT).until(() -> !east().admin().listTopics().names().get().contains(topic));
+		// the mirror's consumer saw it gone (a topic created again before that is found by the topic refresh)
+		await().atMost(WAIT).until(() -> mirror.status().partitions().isEmpty());
+		await().atMost(WAIT).ignoreExceptions().until(() -> {
+			east().createTopic(topic, 1, (short) 1);
+			return true;
+		});
+		Uuid newId = topicId(topic);
+		assertThat(newId).isNotEqualTo(oldId);
+		// The group's offset on the target, sampled every 100 ms from now on.
+		List<Long> sampled = Collections.synchronizedList(new ArrayList<>());
+		ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
+		sampler.scheduleAtFixedRate(() -> {
+			try {
+				long offset = targetCommitted(group, target);
+				if (offset >= 0) {
+					sampled.add(offset);
+				}
+			}
+			catch (Exception ex) {
+				// the group does not exist on the target yet
+			}
+		}, 0, 100, TimeUnit.MILLISECONDS);
+		try {
+			// Records and a group's commit on the new incarnation at once, typically before the mirror's
+			// consumer is assigned it again: its first transaction copies them while only the old
+			// incarnation's copies are on the target (and mapped, before topic ids: rebuilt from them).
+			produce(east(), values(topic, 100, 130));
+			commitOnSource(group, source, 10);
+			for (long committed : new long[] { 10, 20, 30 }) {
+				commitOnSource(group, source, committed);
+				await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() == 130);
+				long expected = (committed < 30) ? copyOf(remote, newId, committed).offset()
+						: copyOf(remote, newId, 29).offset() + 1;
+				await().atMost(WAIT).until(() -> targetCommitted(group, target) == expected);
+			}
+		}
+		finally {
+			sampler.shutdownNow();
+			sampler.awaitTermination(5, TimeUnit.SECONDS);
+		}
+
+		List<ConsumerRecord<byte[], byte[]>> copies = ReadCommitted.records(west().bootstrapServers(), remote, WAIT);
+		assertThat(copies).hasSize(130);
+		assertThat(copies.subList(0, 100)).allSatisfy((copy) -> assertThat(Provenance.read(copy.headers()).topicId())
+			.isEqualTo(oldId));
+		assertThat(copies.subList(100, 130)).allSatisfy((copy) -> assertThat(Provenance.read(copy.headers()).topicId())
+			.isEqualTo(newId));
+		assertThat(sampled).as("offsets sampled on the target").isNotEmpty();
+		List<Long> intoOldCopies;
+		synchronized (sampled) {
+			// where a consumer of the group would start: the first copy at or after the offset
+			intoOldCopies = sampled.stream().distinct().filter((offset) -> copies.stream()
+				.filter((copy) -> copy.offset() >= offset)
+				.findFirst()
+				.map((copy) -> oldId.equals(Provenance.read(copy.headers()).topicId()))
+				.orElse(false)).toList();
+		}
+		assertThat(intoOldCopies).as("translated offsets pointing into the old incarnation's copies").isEmpty();
+		assertThat(targetCommitted(group, target)).as("the final translation, exact")
+			.isEqualTo(copyOf(remote, newId, 29).offset() + 1);
+	}
+
+	private static Uuid topicId(String topic) throws Exception {
+		return east().admin().describeTopics(List.of(topic)).allTopicNames().get().get(topic).topicId();
+	}
+
+	/** The copy of a source record of one incarnation, found by its provenance headers. */
+	private static ConsumerRecord<byte[], byte[]> copyOf(String remoteTopic, Uuid topicId, long sourceOffset) {
+		return ReadCommitted.records(west().bootstrapServers(), remoteTopic, WAIT).stream()
+			.filter((copy) -> topicId.equals(Provenance.read(copy.headers()).topicId()))
+			.filter((copy) -> Provenance.read(copy.headers()).offset() == sourceOffset)
+			.findFirst()
+			.orElseThrow(() -> new AssertionError("no copy of source offset " + sourceOffset + " of topic id " + topicId));
 	}
 
 	private static List<ProducerRecord<String, String>> spread(String topic, int from, int to) {

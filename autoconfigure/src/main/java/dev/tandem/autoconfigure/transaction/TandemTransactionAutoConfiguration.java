@@ -119,9 +119,9 @@ public class TandemTransactionAutoConfiguration {
 			.decisionTimeout(transaction.getDecisionTimeout())
 			.leaseTimeout(transaction.getLeaseTimeout())
 			.staleDecisionAge(transaction.getStaleDecisionAge())
-			.requireAllClustersAtStart(transaction.isRequireAllClustersAtStart())
-			// With the embedded coordinator every instance has its own log: duplicates are found through Kafka.
-			.duplicateCheckThroughKafka(properties.getCoordinator().getMode() == TandemProperties.Coordinator.Mode.EMBEDDED);
+			// With the embedded coordinator every instance has its own log, which says so
+			// (DecisionLog.sharedByInstances): the manager then finds duplicates through Kafka by itself.
+			.requireAllClustersAtStart(transaction.isRequireAllClustersAtStart());
 		for (String cluster : clusters.names()) {
 			builder.cluster(cluster, clusters.producerConfig(cluster), clusters.consumerConfig(cluster),
 					clusters.adminConfig(cluster));

@@ -208,7 +208,10 @@ public final class CostOfAtomicityBench {
 									String.valueOf(64L * 1024 * 1024)));
 				}
 				long coordinatorStart = System.nanoTime();
-				try (EmbeddedCoordinator coordinator = EmbeddedCoordinator.start(work.resolve("coordinator"))) {
+				// one coordinator for every manager here: a shared log, whose leases see a duplicate instance
+				try (EmbeddedCoordinator coordinator = EmbeddedCoordinator.builder(work.resolve("coordinator"))
+						.client((log) -> log.sharedByInstances(true))
+						.start()) {
 					setup.append(String.format(Locale.ROOT,
 							"Clusters: %s, each %d broker(s) + 1 controller (Kafka's KRaft test kit, this JVM), started in %.1f s; "
 									+ "topic '%s': %d partitions, replication factor %d, min.insync.replicas %d; acks=all, idempotent, default batching%n",

@@ -58,7 +58,10 @@ final class TandemMirrorContender implements Contender {
 	public void start(MirrorRun run) throws Exception {
 		EmbeddedCoordinator coordinator = this.coordinator;
 		if (coordinator == null) {
-			coordinator = EmbeddedCoordinator.start(this.coordinatorDirectory);
+			// one coordinator for every manager here: a shared log, whose leases see a duplicate instance
+			coordinator = EmbeddedCoordinator.builder(this.coordinatorDirectory)
+					.client((log) -> log.sharedByInstances(true))
+					.start();
 			this.coordinator = coordinator;
 		}
 		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()

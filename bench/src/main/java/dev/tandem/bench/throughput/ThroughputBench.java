@@ -259,7 +259,10 @@ public final class ThroughputBench {
 						this.liveRecords, this.liveRate));
 				setup.append("- Client settings of every contender (beyond acks=all, idempotence, auto.offset.reset=earliest): ")
 					.append(this.clientConfig).append('\n');
-				try (EmbeddedCoordinator coordinator = EmbeddedCoordinator.start(work.resolve("coordinator"));
+				// one coordinator for every manager here: a shared log, whose leases see a duplicate instance
+				try (EmbeddedCoordinator coordinator = EmbeddedCoordinator.builder(work.resolve("coordinator"))
+						.client((log) -> log.sharedByInstances(true))
+						.start();
 						KafkaProducer<byte[], byte[]> live = new KafkaProducer<>(producerConfig(east.bootstrapServers(), 0),
 								new ByteArraySerializer(), new ByteArraySerializer())) {
 					setup.append("- Tandem (c), (d): embedded Ratis coordinator (1 peer, log on disk); (e): the starter's own embedded coordinator\n");

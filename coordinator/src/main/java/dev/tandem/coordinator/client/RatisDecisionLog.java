@@ -83,11 +83,14 @@ public final class RatisDecisionLog implements DecisionLog {
 
 	private final Duration closeTimeout;
 
+	private final boolean sharedByInstances;
+
 	private final AtomicBoolean closed = new AtomicBoolean();
 
 	RatisDecisionLog(RatisDecisionLogBuilder builder) {
 		this.group = builder.group;
 		this.closeTimeout = builder.closeTimeout;
+		this.sharedByInstances = builder.sharedByInstances;
 		this.retryPolicy = new CoordinatorRetryPolicy(builder.retryPolicy(), builder.retryMaxAttempts,
 				builder.group.peers().size());
 		RaftClient.Builder client = RaftClient.newBuilder()
@@ -211,6 +214,16 @@ public final class RatisDecisionLog implements DecisionLog {
 	public List<Decision> inDoubt(String owner, Duration timeout) throws DecisionLogException {
 		QueryReply reply = query(new Query.InDoubtQuery(owner), timeout, "in-doubt transactions of " + owner);
 		return ((QueryReply.InDoubtReply) reply).decisions();
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * @return as set by {@link RatisDecisionLogBuilder#sharedByInstances(boolean)}: true for a
+	 *     coordinator service, false for the log of an {@link dev.tandem.coordinator.EmbeddedCoordinator}
+	 */
+	@Override
+	public boolean sharedByInstances() {
+		return this.sharedByInstances;
 	}
 
 	/**

@@ -56,6 +56,8 @@ public final class RatisDecisionLogBuilder {
 
 	boolean readFromFollowers;
 
+	boolean sharedByInstances = true;
+
 	@Nullable String initialLeader;
 
 	@Nullable CoordinatorTls tls;
@@ -206,6 +208,21 @@ public final class RatisDecisionLogBuilder {
 	 */
 	public RatisDecisionLogBuilder readFromFollowers(boolean readFromFollowers) {
 		this.readFromFollowers = readFromFollowers;
+		return this;
+	}
+
+	/**
+	 * Sets whether every instance of the app uses this coordinator ({@link
+	 * dev.tandem.transaction.DecisionLog#sharedByInstances()}): true for a coordinator service;
+	 * {@link dev.tandem.coordinator.EmbeddedCoordinator} sets false (each instance has its own), so
+	 * that the transaction manager checks for a duplicate instance through Kafka. Set true on an
+	 * embedded coordinator only when every manager of the app uses that one coordinator (several
+	 * managers in one JVM, as in tests).
+	 * @param sharedByInstances whether every instance of the app uses this coordinator (default true)
+	 * @return this builder
+	 */
+	public RatisDecisionLogBuilder sharedByInstances(boolean sharedByInstances) {
+		this.sharedByInstances = sharedByInstances;
 		return this;
 	}
 
