@@ -485,6 +485,68 @@ class CrossClusterProcessorTests {
 			.containsExactlyInAnyOrder("ok-1", "ok-2", "ok-3", "ok-4");
 	}
 
+	/**
+	 * The commits of a decided transaction no longer pace the pipeline: the first transaction's
+	 * commits are held (after its first participant committed) until the second one is decided.
+	 * A pipeline that committed one transaction after the other would never decide the second, and
+	 * the hold would time out. Then both commit, the reader sees both, and the group keeps the
+	 * second one's offset although the first one's commit markers came last.
+	 */
+	@Test
+	void aDecidedTransactionsCommitsDoNotHoldBackTheNextDecision() throws Exception {
+		java.util.concurrent.CountDownLatch secondDecided = new java.util.concurrent.CountDownLatch(1);
+		List<String> order = new CopyOnWriteArrayList<>();
+		AtomicBoolean heldTooLong = new AtomicBoolean();
+		List<String> ids = new CopyOnWriteArrayList<>();
+		ProtocolHook hook = new ProtocolHook() {
+			@Override
+			public void reached(String transactionId, ProtocolStep step) {
+				if (step == ProtocolStep.AFTER_DECISION) {
+					ids.add(transactionId);
+					order.add("decided " + ids.indexOf(transactionId));
+					if (ids.indexOf(transactionId) == 1) {
+						secondDecided.countDown();
+					}
+				}
+				else if (step == ProtocolStep.MID_COMMIT && ids.indexOf(transactionId) == 0) {
+					try {
+						if (!secondDecided.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
+							heldTooLong.set(true);
+						}
+					}
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+					}
+					order.add("first's commits resume");
+				}
+			}
+
+			@Override
+			public boolean injectsFaults() {
+				return true;
+			}
+		};
+		CrossClusterTransactionManager manager = manager((builder) -> builder.protocolHook(hook));
+		KafkaConsumer<String, String> consumer = consumer(manager, 10);
+		TopicPartition partition = new TopicPartition(this.topic, 0);
+		try (TransactionPipeline pipeline = manager.pipeline(3)) {
+			List<CompletableFuture<Void>> outcomes = new ArrayList<>();
+			for (int i = 1; i <= 2; i++) {
+				CrossClusterTransaction transaction = pipeline.begin();
+				transaction.send("west", new ProducerRecord<>(this.topic, 0, "k", "v-" + i), STRING, STRING);
+				transaction.sendOffsets(consumer, Map.of(partition, new OffsetAndMetadata(i * 10L)));
+				outcomes.add(pipeline.commitAsync(transaction));
+			}
+			pipeline.drain();
+			assertThat(outcomes).allSatisfy((outcome) -> assertThat(outcome).isCompleted());
+		}
+		assertThat(heldTooLong).isFalse();
+		assertThat(order).containsExactly("decided 0", "decided 1", "first's commits resume");
+		assertThat(stableOnEast().get(partition).offset()).isEqualTo(20L);
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("v-1",
+				"v-2");
+	}
+
 	@Test
 	void aDepthAboveTheSlotsIsRefusedNamingTheProperty() {
 		CrossClusterTransactionManager manager = manager();
