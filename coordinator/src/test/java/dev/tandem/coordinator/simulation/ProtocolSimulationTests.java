@@ -62,6 +62,23 @@ class ProtocolSimulationTests {
 			"resume a2", "a2 init s0 on c1", "a2 init s0 on c2");
 
 	/**
+	 * Found by the random search: the paused a1 wakes up after its restart a2 took the lease, initialized
+	 * the ids they share (fencing a1's producers), decided t1 and committed it on c2. Before a1's renewal
+	 * tells it that it lost the lease, a1 begins t2: its send fails (fenced), its abort fails and abandons
+	 * the producer; a1 begins t3, and its first send initializes a new producer of the id
+	 * ({@code ParticipantPool.open}), which aborts a2's decided t1 on c1.
+	 */
+	static final List<String> ABANDONED_PRODUCER_REINITIALIZED = List.of(
+			"a1 acquire", "a1 read in-doubt", "a1 start pool", "a1 init s0 on c1", "a1 init s0 on c2",
+			"pause a1", "advance 4000",
+			"restart a", "a2 acquire", "a2 read in-doubt", "a2 start pool", "a2 init s0 on c1", "a2 init s0 on c2",
+			"a2 begin s0 [c1, c2]", "a2 send t1 to c1", "a2 send t1 to c2", "a2 prepare t1", "a2 decide t1",
+			"a2 commit t1 on c2",
+			"resume a1",
+			"a1 begin s0 [c1, c2]", "a1 send t2 to c1", "a1 abort t2",
+			"a1 begin s0 [c1, c2]", "a1 send t3 to c1");
+
+	/**
 	 * Found by the random search with per-run transactional ids on: a1 prepares t1 and pauses; b1 claims its
 	 * lease, fences a1's ids (t1 aborts) and marks the lease taken over; a restart a2 takes a fresh lease and
 	 * crashes; once a2's lease expired, a1 wakes up and renews: the log hands the lease back to a1, whose
@@ -113,6 +130,22 @@ class ProtocolSimulationTests {
 	void perRunTransactionalIdsCloseTheStartUpFencingWindow() {
 		Simulation.Result result = new Simulation(SimulationSettings.today().withPerRunTransactionalIds(true), 0)
 			.replay(START_UP_FENCING_WINDOW, true);
+		assertThat(result.ok()).as(result::describe).isTrue();
+	}
+
+	@Test
+	void reinitializingAnAbandonedProducerIsAFenceToday_issue26Item1() {
+		Simulation.Result result = new Simulation(SimulationSettings.today(), 0)
+			.replay(ABANDONED_PRODUCER_REINITIALIZED, true);
+		assertThat(result.violation()).as(result::describe)
+			.startsWith("decided transaction t1 was aborted on c1 by FENCE (re-init by a1)");
+	}
+
+	@Test
+	void perRunTransactionalIdsCloseTheReinitializedProducerWindow() {
+		// a1's producers are its own: its send works, its decision is refused (the lease is a2's), t2 aborts
+		Simulation.Result result = new Simulation(SimulationSettings.today().withPerRunTransactionalIds(true), 0)
+			.replay(ABANDONED_PRODUCER_REINITIALIZED, false);
 		assertThat(result.ok()).as(result::describe).isTrue();
 	}
 

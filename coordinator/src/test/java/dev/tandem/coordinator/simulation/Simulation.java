@@ -2,6 +2,7 @@ package dev.tandem.coordinator.simulation;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -280,7 +281,7 @@ final class Simulation {
 		run.phase = Phase.CRASHED;
 		run.producers.clear();
 		run.takeover = null;
-		java.util.Arrays.fill(run.slots, null);
+		Arrays.fill(run.slots, null);
 	}
 
 	// ---- one run's steps, as the code makes its calls
