@@ -1,0 +1,158 @@
+package dev.tandem.coordinator.simulation;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.jspecify.annotations.Nullable;
+
+import dev.tandem.coordinator.simulation.SimulatedCluster.AbortCause;
+import dev.tandem.coordinator.simulation.SimulatedCluster.Outcome;
+import dev.tandem.coordinator.state.DecisionTable;
+import dev.tandem.coordinator.state.Operation;
+import dev.tandem.transaction.DecisionState;
+import dev.tandem.transaction.InstanceLease;
+
+/**
+ * What the runs of a simulation share: the decision log (the real {@link DecisionTable}, with the
+ * variant's rule in front of its renewals), the clusters, the log's and brokers' clock, every Tandem
+ * transaction begun and the heuristic outcomes reported; and the invariants over them. Not thread-safe.
+ */
+final class SimulatedWorld {
+
+	static final String PREFIX = "app";
+
+	final SimulationSettings settings;
+
+	final DecisionTable table = new DecisionTable();
+
+	final List<SimulatedCluster> clusters = new ArrayList<>();
+
+	/** Every Tandem transaction begun, with its clusters. */
+	final Map<String, List<String>> transactions = new LinkedHashMap<>();
+
+	final Set<String> reportedHeuristic = new HashSet<>();
+
+	/** The runs the lease moved away from (for {@link SimulationSettings#leaseNeverReturns()}). */
+	final Set<String> retired = new HashSet<>();
+
+	/** The decision log's and the brokers' clock, epoch milliseconds. */
+	long now = 1_000_000;
+
+	int transactionCount;
+
+	SimulatedWorld(SimulationSettings settings) {
+		this.settings = settings;
+		for (int i = 1; i <= settings.clusters(); i++) {
+			this.clusters.add(new SimulatedCluster("c" + i, settings.transactionTimeoutMs()));
+		}
+	}
+
+	long renewInterval() {
+		return this.settings.leaseTimeoutMs() / 3;
+	}
+
+	SimulatedCluster cluster(String name) {
+		return this.clusters.get(Integer.parseInt(name.substring(1)) - 1);
+	}
+
+	/** The transactional id of a run's slot on a cluster ({@code TransactionalIds.of}, or its per-run variant). */
+	String transactionalId(SimulatedRun run, String cluster, int slot) {
+		return this.settings.perRunTransactionalIds()
+				? PREFIX + "." + cluster + "." + run.instanceId + "." + run.incarnation + "." + slot
+				: PREFIX + "." + cluster + "." + run.instanceId + "." + slot;
+	}
+
+	/** What a claimant fences of a claimed lease on a cluster ({@code TransactionalIds.prefix}). */
+	String fencePrefix(InstanceLease claimed, String cluster) {
+		return this.settings.perRunTransactionalIds()
+				? PREFIX + "." + cluster + "." + claimed.instanceId() + "." + claimed.incarnation() + "."
+				: PREFIX + "." + cluster + "." + claimed.instanceId() + ".";
+	}
+
+	/** Time passes: the brokers abort what outlived the transaction timeout. */
+	void advance(long deltaMs) {
+		this.now += deltaMs;
+		for (SimulatedCluster cluster : this.clusters) {
+			cluster.expireTransactions(this.now);
+		}
+	}
+
+	/** A renewal through the log, refused first when the variant says a lease never returns to a run it left. */
+	InstanceLease renewLease(SimulatedRun run) {
+		InstanceLease before = leaseOf(run.owner);
+		if (this.settings.leaseNeverReturns() && before != null && this.retired.contains(run.incarnation)) {
+			return before; // refused: the lease moved away from this run once
+		}
+		InstanceLease after = this.table.renewLease(new Operation.RenewLease(PREFIX, run.instanceId, run.incarnation,
+				this.settings.leaseTimeoutMs()), this.now);
+		if (before != null && !before.incarnation().equals(after.incarnation())) {
+			this.retired.add(before.incarnation());
+		}
+		return after;
+	}
+
+	private @Nullable InstanceLease leaseOf(String owner) {
+		for (InstanceLease lease : this.table.leases(PREFIX)) {
+			if (lease.owner().equals(owner)) {
+				return lease;
+			}
+		}
+		return null;
+	}
+
+	/** The invariants checked after every step: the first one broken, or null. */
+	@Nullable String check() {
+		for (Map.Entry<String, List<String>> entry : this.transactions.entrySet()) {
+			String id = entry.getKey();
+			DecisionState state = this.table.state(id);
+			boolean decided = state == DecisionState.DECIDED || state == DecisionState.COMPLETED;
+			boolean everywhere = true;
+			for (String cluster : entry.getValue()) {
+				Outcome outcome = cluster(cluster).outcome(id);
+				if (outcome == null) {
+					everywhere = false;
+				}
+				else if (outcome.committed() && !decided) {
+					return "undecided transaction " + id + " is visible on " + cluster + " (decision " + state + ")";
+				}
+				else if (!outcome.committed()) {
+					everywhere = false;
+					if (decided && outcome.cause() != AbortCause.TIMEOUT) {
+						return "decided transaction " + id + " was aborted on " + cluster + " by " + outcome.cause()
+								+ " (" + outcome.by() + "): a heuristic outcome by a fence, not by the transaction timeout";
+					}
+				}
+			}
+			if (state == DecisionState.COMPLETED && !everywhere && !this.reportedHeuristic.contains(id)) {
+				return "transaction " + id + " is completed, visible on a strict subset of " + entry.getValue()
+						+ ", and no heuristic outcome was reported";
+			}
+		}
+		return null;
+	}
+
+	/** A decided commit is never lost: committed everywhere, or reported as a heuristic outcome. */
+	@Nullable String finalCheck() {
+		for (Map.Entry<String, List<String>> entry : this.transactions.entrySet()) {
+			String id = entry.getKey();
+			DecisionState state = this.table.state(id);
+			if (state != DecisionState.DECIDED && state != DecisionState.COMPLETED) {
+				continue;
+			}
+			boolean everywhere = entry.getValue().stream().allMatch((cluster) -> {
+				Outcome outcome = cluster(cluster).outcome(id);
+				return outcome != null && outcome.committed();
+			});
+			if (!everywhere && !this.reportedHeuristic.contains(id)) {
+				return "decided transaction " + id + " is lost: not committed on every cluster of "
+						+ entry.getValue() + " and no heuristic outcome was reported";
+			}
+		}
+		return null;
+	}
+
+}
