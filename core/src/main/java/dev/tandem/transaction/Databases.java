@@ -240,6 +240,23 @@ final class Databases {
 		}
 	}
 
+	/**
+	 * Rolls back the prepared branches a transaction may have left on any database (an operator's
+	 * abort of an undecided transaction). A database that cannot be reached now is logged at WARN:
+	 * its branch is rolled back at the owner's next start or takeover ({@code recoverPreparedBranches}).
+	 */
+	void rollbackBranchesOf(String transactionId) {
+		for (String database : this.sources.keySet()) {
+			try {
+				rollbackPrepared(database, DatabaseXid.of(transactionId, database));
+			}
+			catch (TandemException ex) {
+				logger.warn("Branch of aborted transaction {} on database '{}' not rolled back now ({}); its owner's next "
+						+ "start or takeover rolls it back", transactionId, database, ex.getMessage());
+			}
+		}
+	}
+
 	/** Rolls back a prepared branch in the background until done. */
 	void rollbackLater(String database, DatabaseXid xid) {
 		this.retries.untilDone("Rolling back branch " + xid + " on database '" + database + "'",

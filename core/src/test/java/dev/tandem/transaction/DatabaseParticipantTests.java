@@ -165,6 +165,45 @@ class DatabaseParticipantTests {
 	}
 
 	@Test
+	void aTransactionOfTheDatabaseAloneCommitsThroughTheDecision() throws SQLException {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		CrossClusterTransaction txn = manager.begin();
+		insertOrder(txn, "o-7", 70);
+		txn.commit();
+
+		assertThat(txn.enlistedClusters()).isEmpty();
+		assertThat(txn.enlistedDatabases()).containsExactly("orders");
+		assertThat(amountOf("o-7")).isEqualTo(70);
+		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.COMPLETED);
+		assertThat(preparedBranches()).isZero();
+	}
+
+	@Test
+	void anOperatorsAbortOfAnUndecidedTransactionRollsItsBranchBack() throws SQLException {
+		CrossClusterTransactionManager crashed = manager(crashAt(ProtocolStep.AFTER_PREPARE));
+		CrossClusterTransaction txn = crashed.begin();
+		insertOrder(txn, "o-8", 8);
+		sendBoth(txn, "o-8");
+		assertThatExceptionOfType(ProtocolHook.SimulatedCrashException.class).isThrownBy(txn::commit);
+		crashed.abandon();
+		assertThat(preparedBranches()).isEqualTo(1);
+		String crashedInstance = this.instance;
+		this.instance = crashedInstance + "-other";
+
+		CrossClusterTransactionManager other = manager(ProtocolHook.NONE);
+		assertThat(preparedBranches()).as("another instance's start leaves the branch alone").isEqualTo(1);
+		assertThat(other.settle(txn.transactionId(), Settlement.ABORT)).isEqualTo(TransactionState.ABORTED);
+
+		assertThat(preparedBranches()).isZero();
+		assertThat(amountOf("o-8")).isNull();
+		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.ABORTED);
+		// the crashed instance's restart aborts its open Kafka transactions (which pin the marker topic's LSO)
+		this.instance = crashedInstance;
+		manager(ProtocolHook.NONE);
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+	}
+
+	@Test
 	void aDecidedBranchTheDatabaseRolledBackIsAHeuristicOutcome() throws SQLException {
 		CrossClusterTransactionManager crashed = manager(crashAt(ProtocolStep.AFTER_DECISION));
 		CrossClusterTransaction txn = crashed.begin();
