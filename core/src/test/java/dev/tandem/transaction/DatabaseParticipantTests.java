@@ -231,6 +231,44 @@ class DatabaseParticipantTests {
 	}
 
 	@Test
+	void aCrossClusterDataSourceHandsOutTheEnlistedConnectionInsideATransactionAndAPoolsOutside() throws SQLException {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		CrossClusterDataSource dataSource = new CrossClusterDataSource("orders", xaDataSource(postgres),
+				postgres.getPostgresDatabase());
+		CrossClusterTransactionTemplate template = new CrossClusterTransactionTemplate(manager);
+		String committedId = template.executeChecked((txn) -> {
+			try (Connection first = dataSource.getConnection()) {
+				first.createStatement().executeUpdate("INSERT INTO orders (id, amount) VALUES ('o-9', 9)");
+			}
+			// closing it did not end the branch: a second connection sees the first one's row
+			try (Connection second = dataSource.getConnection();
+					ResultSet row = second.createStatement().executeQuery("SELECT amount FROM orders WHERE id = 'o-9'")) {
+				assertThat(row.next()).isTrue();
+				assertThatExceptionOfType(SQLException.class).isThrownBy(second::commit)
+					.withMessageContaining("cross-cluster transaction");
+			}
+			sendBoth(txn, "o-9");
+			return txn.transactionId();
+		});
+		assertThat(amountOf("o-9")).isEqualTo(9);
+		assertThat(this.decisionLog.state(committedId, Duration.ofSeconds(1))).isEqualTo(DecisionState.COMPLETED);
+		assertThatExceptionOfType(IllegalStateException.class).isThrownBy(() -> template.executeChecked((txn) -> {
+			try (Connection connection = dataSource.getConnection()) {
+				connection.createStatement().executeUpdate("INSERT INTO orders (id, amount) VALUES ('o-10', 10)");
+			}
+			throw new IllegalStateException("fails after the insert");
+		}));
+		assertThat(amountOf("o-10")).isNull();
+		assertThat(preparedBranches()).isZero();
+		// outside a transaction: the pool's connection, in auto-commit
+		try (Connection outside = dataSource.getConnection()) {
+			assertThat(outside.getAutoCommit()).isTrue();
+			outside.createStatement().executeUpdate("INSERT INTO orders (id, amount) VALUES ('o-11', 11)");
+		}
+		assertThat(amountOf("o-11")).isEqualTo(11);
+	}
+
+	@Test
 	void aDatabaseWithPreparedTransactionsDisabledFailsTheStartNamingTheSetting() throws IOException {
 		try (EmbeddedPostgres disabled = EmbeddedPostgres.builder().setServerConfig("max_prepared_transactions", "0")
 			.start()) {
