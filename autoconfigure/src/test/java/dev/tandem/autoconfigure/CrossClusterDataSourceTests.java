@@ -21,12 +21,14 @@ import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
 
+import dev.tandem.autoconfigure.diagnostics.PreparedTransactionsDisabledFailureAnalyzer;
 import dev.tandem.autoconfigure.transaction.ClusterTransactionalTemplate;
 import dev.tandem.test.ClusterPreset;
 import dev.tandem.test.EmbeddedKafkaClustersExtension;
@@ -37,6 +39,7 @@ import dev.tandem.transaction.CrossClusterTransactional;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
  * {@code JdbcTemplate} writes inside {@code @CrossClusterTransactional} methods join the
@@ -101,6 +104,43 @@ class CrossClusterDataSourceTests {
 			assertThat(ReadCommitted.values(kafka.cluster(cluster).bootstrapServers(), "payments")).containsExactly("p-1");
 		}
 		assertThat(jdbc.queryForObject("SELECT count(*) FROM pg_prepared_xacts", Integer.class)).isZero();
+	}
+
+	@Test
+	void aDatabaseThatCannotPrepareTransactionsFailsTheStartWithAnAnalysisNamingTheSetting() throws IOException {
+		try (EmbeddedPostgres server = EmbeddedPostgres.builder().setServerConfig("max_prepared_transactions", "0")
+			.start()) {
+			disabled = server;
+			Throwable failure = catchThrowable(() -> new SpringApplicationBuilder(DisabledApp.class)
+				.web(WebApplicationType.NONE)
+				.properties(kafka.clusters().tandemProperties())
+				.properties("tandem.transaction.id-prefix=datasource-tests", "tandem.transaction.instance-id=app-1",
+						"tandem.coordinator.data-dir=" + this.dataDir.resolve("disabled-coordinator"))
+				.run());
+			FailureAnalysis analysis = new PreparedTransactionsDisabledFailureAnalyzer().analyze(failure);
+			assertThat(analysis).isNotNull();
+			assertThat(analysis.getDescription()).contains("Database 'ledger'")
+				.contains("max_prepared_transactions = 0");
+			assertThat(analysis.getAction()).contains("max_prepared_transactions").contains("restart");
+		}
+		finally {
+			disabled = null;
+		}
+	}
+
+	private static EmbeddedPostgres disabled;
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableAutoConfiguration
+	static class DisabledApp {
+
+		@Bean
+		CrossClusterDataSource ledgerDataSource() {
+			PGXADataSource xa = new PGXADataSource();
+			xa.setUrl(disabled.getJdbcUrl("postgres", "postgres"));
+			return new CrossClusterDataSource("ledger", xa, disabled.getPostgresDatabase());
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
