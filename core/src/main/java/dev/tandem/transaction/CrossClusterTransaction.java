@@ -283,10 +283,10 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	}
 
 	/**
-	 * Commits on every enlisted cluster. With one cluster this is a plain Kafka commit (plus
-	 * the participant's marker record, no decision written); with more, every participant is
-	 * flushed and checked (prepare), the decision is written to the decision log, and every
-	 * participant commits in parallel.
+	 * Commits on every enlisted cluster and database. With one cluster and no database this is a
+	 * plain Kafka commit (plus the participant's marker record, no decision written); with more, or
+	 * with a database, every participant is flushed and checked and every database branch prepared
+	 * (prepare), the decision is written to the decision log, and every participant commits.
 	 * @throws TransactionAbortedException if the transaction aborted before the decision (or, with
 	 *     one cluster, its broker did not commit it); nothing is visible anywhere
 	 * @throws InDoubtTransactionException if the outcome is not final yet: the decision is durable

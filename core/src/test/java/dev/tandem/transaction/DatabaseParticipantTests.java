@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -32,6 +33,8 @@ import dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A PostgreSQL database as a participant of the two-phase commit beside two real Kafka clusters:
@@ -201,6 +204,47 @@ class DatabaseParticipantTests {
 		this.instance = crashedInstance;
 		manager(ProtocolHook.NONE);
 		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+	}
+
+	@Test
+	void aBranchThatCannotCommitAfterTheDecisionIsInDoubtAndCommittedByTheRetries() throws SQLException {
+		// Between the decision and the commits, the database drops the branch's session (its prepared
+		// transaction survives): the commit on that connection fails, and the in-doubt retries commit the
+		// branch from a fresh connection.
+		AtomicBoolean dropped = new AtomicBoolean();
+		ProtocolHook dropSessions = (transactionId, step) -> {
+			if (step == ProtocolStep.AFTER_DECISION && !dropped.getAndSet(true)) {
+				try (Connection connection = postgres.getPostgresDatabase().getConnection();
+						Statement statement = connection.createStatement()) {
+					statement.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+							+ "AND backend_type = 'client backend'");
+				}
+				catch (SQLException ex) {
+					throw new IllegalStateException(ex);
+				}
+			}
+		};
+		CrossClusterTransactionManager manager = manager(dropSessions);
+		CrossClusterTransaction txn = manager.begin();
+		insertOrder(txn, "o-12", 12);
+		sendBoth(txn, "o-12");
+		Throwable failure = catchThrowable(txn::commit);
+		if (failure != null) {
+			assertThat(failure).isInstanceOf(InDoubtTransactionException.class);
+			assertThat(((InDoubtTransactionException) failure).outcome()).succeedsWithin(Duration.ofSeconds(30))
+				.isEqualTo(TransactionState.COMMITTED);
+		}
+		await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(txn.state()).isEqualTo(TransactionState.COMMITTED));
+		assertThat(amountOf("o-12")).isEqualTo(12);
+		assertThat(preparedBranches()).isZero();
+		assertThat(manager.inDoubtTransactionIds()).isEmpty();
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-12");
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-12");
+		// the slot's next transaction opens a new connection
+		CrossClusterTransaction next = manager.begin();
+		insertOrder(next, "o-13", 13);
+		next.commit();
+		assertThat(amountOf("o-13")).isEqualTo(13);
 	}
 
 	@Test
