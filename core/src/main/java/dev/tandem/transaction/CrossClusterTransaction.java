@@ -1,6 +1,7 @@
 package dev.tandem.transaction;
 
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -21,6 +22,7 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.tandem.transaction.Decision.DatabaseRecord;
 import dev.tandem.transaction.Decision.ParticipantRecord;
 
 /**
@@ -47,6 +49,9 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	private final String transactionId;
 
 	private final Map<String, Participant> enlisted = new LinkedHashMap<>();
+
+	/** The enlisted databases' branches, in order of first use. */
+	private final Map<String, DatabaseParticipant> databases = new LinkedHashMap<>();
 
 	private volatile TransactionState state = TransactionState.ACTIVE;
 
@@ -216,6 +221,45 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		return List.copyOf(this.enlisted.keySet());
 	}
 
+	/**
+	 * Returns the JDBC connection of a configured database enlisted in this transaction: what the
+	 * application writes through it commits or rolls back with the records of this transaction
+	 * (the database is a participant of the two-phase commit: its XA branch is prepared before the
+	 * decision and committed after it; {@code docs/architecture.md}, "Database participants"). The
+	 * first call for a database starts its branch; later calls return the same connection.
+	 * <p>
+	 * Use the connection from one thread at a time, as JDBC connections go. Never call its
+	 * {@code commit}, {@code rollback} or {@code setAutoCommit}: the transaction ends it. It is
+	 * closed when the transaction ends (do not keep it).
+	 * @param name the database's configured name ({@link CrossClusterTransactionManagerBuilder#database})
+	 * @return the connection, in a transaction of this Tandem transaction
+	 * @throws IllegalArgumentException if no database of that name is configured
+	 * @throws IllegalStateException if the transaction is no longer active
+	 * @throws TandemException if the database cannot be reached or refuses to start the branch
+	 *     (nothing was written there; the transaction stays active)
+	 * @since 0.1.0
+	 */
+	public Connection database(String name) {
+		synchronized (this) {
+			checkActive();
+			DatabaseParticipant database = this.databases.get(name);
+			if (database == null) {
+				database = this.context.databases().participant(this.slot.index, name);
+				database.begin(this.transactionId);
+				this.databases.put(name, database);
+			}
+			return database.connection();
+		}
+	}
+
+	/**
+	 * Returns the names of the databases this transaction has enlisted so far.
+	 * @return database names, in order of first use
+	 */
+	public synchronized List<String> enlistedDatabases() {
+		return List.copyOf(this.databases.keySet());
+	}
+
 	private Participant participant(String cluster) {
 		Participant participant = this.enlisted.get(cluster);
 		if (participant == null) {
@@ -267,10 +311,10 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	}
 
 	/**
-	 * Commits on every enlisted cluster. With one cluster this is a plain Kafka commit (plus
-	 * the participant's marker record, no decision written); with more, every participant is
-	 * flushed and checked (prepare), the decision is written to the decision log, and every
-	 * participant commits in parallel.
+	 * Commits on every enlisted cluster and database. With one cluster and no database this is a
+	 * plain Kafka commit (plus the participant's marker record, no decision written); with more, or
+	 * with a database, every participant is flushed and checked and every database branch prepared
+	 * (prepare), the decision is written to the decision log, and every participant commits.
 	 * @throws TransactionAbortedException if the transaction aborted before the decision (or, with
 	 *     one cluster, its broker did not commit it); nothing is visible anywhere
 	 * @throws InDoubtTransactionException if the outcome is not final yet: the decision is durable
@@ -317,11 +361,13 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			participant.abort();
 		}
 		List<ParticipantRecord> records = prepare(working);
-		if (working.size() > 1) {
+		List<DatabaseRecord> branches = prepareDatabases(working);
+		PreparedCommit prepared = new PreparedCommit(working, records, branches, start);
+		if (!prepared.onePhase()) {
 			to(TransactionState.PREPARED);
 		}
 		crashPoint(ProtocolStep.AFTER_PREPARE);
-		return new PreparedCommit(working, records, start);
+		return prepared;
 	}
 
 	/**
@@ -351,7 +397,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			return null;
 		}
 		Decision decision = new Decision(this.transactionId, this.context.owner(), System.currentTimeMillis(),
-				prepared.records());
+				prepared.records(), prepared.databases());
 		if (!decide(decision, working)) {
 			// The decision log was unreachable and the resolver's first attempt found the decision
 			// durable and committed every participant.
@@ -461,6 +507,23 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	}
 
 	/**
+	 * Phase one of the databases, once every Kafka participant is prepared: each branch's marker
+	 * row, end and prepare. Any failure aborts everything.
+	 */
+	private List<DatabaseRecord> prepareDatabases(List<Participant> working) {
+		List<DatabaseRecord> branches = new ArrayList<>(this.databases.size());
+		try {
+			for (DatabaseParticipant database : this.databases.values()) {
+				branches.add(database.prepare(this.transactionId));
+			}
+		}
+		catch (RuntimeException ex) {
+			throw abortAll(working, ex);
+		}
+		return branches;
+	}
+
+	/**
 	 * Writes the decision. A write with an unknown outcome is resolved (a late write could still
 	 * land, so an abort is recorded and what won is read); a decision log that stays unreachable
 	 * hands the transaction to the resolver.
@@ -505,6 +568,9 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			String whyAborted) {
 		to(TransactionState.IN_DOUBT);
 		this.slotReleased = true;
+		for (DatabaseParticipant database : this.databases.values()) {
+			database.handOver();
+		}
 		TransactionState resolved = outcome.getNow(null);
 		if (resolved == null) {
 			outcome.thenAccept(this::to);
@@ -524,7 +590,14 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		// where exactly one participant has committed.
 		Map<Participant, Throwable> failures = Participant.commitAll(working, this.context.commitExecutor(),
 				this.context.hook().injectsFaults() ? () -> crashPoint(ProtocolStep.MID_COMMIT) : null);
-		if (failures.isEmpty()) {
+		Map<String, Throwable> databaseFailures = new LinkedHashMap<>();
+		for (DatabaseParticipant database : this.databases.values()) {
+			Throwable failure = database.commitOrFailure();
+			if (failure != null) {
+				databaseFailures.put("database:" + database.database, failure);
+			}
+		}
+		if (failures.isEmpty() && databaseFailures.isEmpty()) {
 			to(TransactionState.COMMITTED);
 			crashPoint(ProtocolStep.AFTER_COMMIT);
 			Completions.record(this.context.decisionLog(), this.transactionId);
@@ -534,8 +607,10 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			return;
 		}
 		// Some participant did not commit. Never abort now: the decision says commit.
-		Throwable first = failures.values().iterator().next();
-		List<String> failed = failures.keySet().stream().map((p) -> p.cluster).toList();
+		Throwable first = !failures.isEmpty() ? failures.values().iterator().next()
+				: databaseFailures.values().iterator().next();
+		List<String> failed = new ArrayList<>(failures.keySet().stream().map((p) -> p.cluster).toList());
+		failed.addAll(databaseFailures.keySet());
 		logger.warn("Transaction {} is decided but {} could not commit yet; leaving it to recovery",
 				this.transactionId, failed, first);
 		handOver(this.context.recovery().decidedNotCommitted(decision, this.slot), first,
@@ -558,6 +633,9 @@ public final class CrossClusterTransaction implements AutoCloseable {
 						participant.transactionalId, participant.cluster, ex);
 				participant.abandon();
 			}
+		}
+		for (DatabaseParticipant database : this.databases.values()) {
+			database.rollback();
 		}
 		to(TransactionState.ABORTED);
 		releaseSlot();

@@ -78,6 +78,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 	private final HangingTransactions hanging;
 
+	private final Databases databases;
+
 	private final @Nullable KafkaInstanceGuard guard;
 
 	private final boolean requireAllClustersAtStart;
@@ -112,10 +114,11 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		this.requireAllClustersAtStart = builder.requireAllClustersAtStart;
 		this.pool = new ParticipantPool(this.clients, this.idPrefix, this.instanceId, builder.slots,
 				builder.transactionTimeout, builder.commitTimeout, builder.producerCreated, pendingRecoveries);
+		this.retries = new BackgroundRetries(owner(), builder.recoveryInterval);
+		this.databases = new Databases(builder.databases, owner(), builder.commitTimeout, builder.slots, this.retries);
 		TransactionRecovery.Settings recoverySettings = new TransactionRecovery.Settings(owner(), this.clients,
 				decisionLog, builder.participantProtocol, listener, builder.commitTimeout, builder.decisionTimeout,
-				builder.recoveryInterval);
-		this.retries = new BackgroundRetries(owner(), builder.recoveryInterval);
+				builder.recoveryInterval, this.databases);
 		this.inDoubt = new InDoubtQueue(owner(), this.pool, this.retries);
 		this.recovery = new TransactionRecovery(recoverySettings, this.pool, pendingRecoveries, this.inDoubt);
 		this.settlement = new OperatorSettlement(recoverySettings, this.recovery);
@@ -140,7 +143,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 				builder.decisionTimeout, decisionLog, builder.hook, listener, this.executor, this.pool, this.recovery,
 				this.consumers, (cluster) -> this.unavailableSinceStart.contains(cluster)
 						|| builder.clusterReachability.isUnreachable(cluster),
-				(this.leases != null) ? this.leases.incarnation() : null);
+				(this.leases != null) ? this.leases.incarnation() : null, this.databases);
 	}
 
 	/**
@@ -186,7 +189,9 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 				this.leases.acquire();
 			}
 			Set<String> unavailable = ensureMarkerTopics();
+			this.databases.start();
 			this.recovery.recoverAtStart(this.requireAllClustersAtStart);
+			this.recovery.recoverPreparedBranches(owner());
 			this.pool.start(unavailable, this.requireAllClustersAtStart);
 		}
 		catch (RuntimeException ex) {
@@ -198,8 +203,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			this.leases.start();
 		}
 		this.lifecycle = Lifecycle.RUNNING;
-		logger.info("Tandem transaction manager {} started: clusters {}, {} slot(s)", owner(), this.clients.names(),
-				this.pool.slotCount());
+		logger.info("Tandem transaction manager {} started: clusters {}, databases {}, {} slot(s)", owner(),
+				this.clients.names(), this.databases.names(), this.pool.slotCount());
 	}
 
 	/** Releases the lease and writes the heartbeat tombstone, where this run holds them. */
@@ -348,6 +353,15 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	 */
 	public void unregisterConsumer(Consumer<?, ?> consumer) {
 		this.consumers.unregister(consumer);
+	}
+
+	/**
+	 * Returns the configured database names ({@link CrossClusterTransactionManagerBuilder#database}).
+	 * @return database names in configuration order, possibly empty
+	 * @since 0.1.0
+	 */
+	public List<String> databases() {
+		return this.databases.names();
 	}
 
 	/**
@@ -556,6 +570,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			this.guard.abandon();
 		}
 		this.pool.abandon();
+		this.databases.close();
 		this.inDoubt.close();
 		this.executor.shutdownNow();
 	}
@@ -571,6 +586,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		}
 		this.lifecycle = Lifecycle.CLOSED;
 		this.pool.close();
+		this.databases.close();
 		closeInstanceIdentity();
 		this.inDoubt.close();
 		this.executor.shutdown();

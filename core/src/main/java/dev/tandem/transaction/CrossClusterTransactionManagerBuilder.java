@@ -2,10 +2,14 @@ package dev.tandem.transaction;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.BiConsumer;
+import java.util.regex.Pattern;
+
+import javax.sql.XADataSource;
 
 import org.apache.kafka.clients.producer.Producer;
 import org.jspecify.annotations.Nullable;
@@ -49,7 +53,11 @@ public final class CrossClusterTransactionManagerBuilder {
 	/** Default {@link #staleDecisionAge(Duration)}. */
 	public static final Duration DEFAULT_STALE_DECISION_AGE = Duration.ofMinutes(1);
 
+	private static final Pattern DATABASE_NAME = Pattern.compile("[A-Za-z0-9_-]{1,200}");
+
 	final ClusterClients.Builder clusters = ClusterClients.builder();
+
+	final Map<String, XADataSource> databases = new LinkedHashMap<>();
 
 	@Nullable String idPrefix;
 
@@ -120,6 +128,36 @@ public final class CrossClusterTransactionManagerBuilder {
 	 */
 	public CrossClusterTransactionManagerBuilder cluster(String name, Map<String, ?> producer, Map<String, ?> consumer, Map<String, ?> admin) {
 		this.clusters.cluster(name, producer, consumer, admin);
+		return this;
+	}
+
+	/**
+	 * Adds a database participant: a transaction's {@link CrossClusterTransaction#database(String)}
+	 * connection commits or rolls back with its records, through XA (the branch is prepared before
+	 * the decision, committed after it, and recovered from the decision log after a crash;
+	 * {@code docs/architecture.md}, "Database participants"). At {@link CrossClusterTransactionManager#start()}
+	 * the database must answer and be able to prepare transactions (PostgreSQL:
+	 * {@code max_prepared_transactions} above zero), and Tandem creates its marker table
+	 * {@code tandem_markers} there if missing. Each slot keeps one XA connection to each database
+	 * it used, so the data source need not pool connections.
+	 * @param name the database's name, stable across restarts (prepared branches are found by it):
+	 *     1 to 200 letters, digits, '-' and '_'
+	 * @param dataSource the driver's XA data source (PostgreSQL's {@code PGXADataSource}, MySQL's
+	 *     {@code MysqlXADataSource}), configured with the connect and socket timeouts that bound
+	 *     every call Tandem makes on it
+	 * @return this builder
+	 * @throws IllegalArgumentException if the name is invalid or already used
+	 * @since 0.1.0
+	 */
+	public CrossClusterTransactionManagerBuilder database(String name, XADataSource dataSource) {
+		Objects.requireNonNull(dataSource, "dataSource");
+		if (name == null || !DATABASE_NAME.matcher(name).matches()) {
+			throw new IllegalArgumentException("Invalid database name '" + name
+					+ "': use 1 to 200 letters, digits, '-' and '_'");
+		}
+		if (this.databases.putIfAbsent(name, dataSource) != null) {
+			throw new IllegalArgumentException("Database '" + name + "' is configured twice");
+		}
 		return this;
 	}
 

@@ -13,19 +13,35 @@ import java.util.Objects;
  * @param owner the app instance that owns the transaction and recovers it after a crash
  *     ({@code <id-prefix>.<instance-id>})
  * @param decidedAtMs wall-clock time of the decision, epoch milliseconds
- * @param participants every enlisted cluster's Kafka transaction; never empty
+ * @param participants every enlisted cluster's Kafka transaction, possibly empty when
+ *     {@code databases} is not
+ * @param databases every enlisted database's prepared branch, possibly empty (a decision written
+ *     before database participants existed has none)
  * @since 0.1.0
  */
 public record Decision(String transactionId, String owner, long decidedAtMs,
-		List<ParticipantRecord> participants) {
+		List<ParticipantRecord> participants, List<DatabaseRecord> databases) {
 
 	public Decision {
 		Objects.requireNonNull(transactionId, "transactionId");
 		Objects.requireNonNull(owner, "owner");
 		participants = List.copyOf(participants);
-		if (participants.isEmpty()) {
+		databases = List.copyOf(databases);
+		if (participants.isEmpty() && databases.isEmpty()) {
 			throw new IllegalArgumentException("A decision needs at least one participant");
 		}
+	}
+
+	/**
+	 * A decision over Kafka participants only.
+	 * @param transactionId Tandem's id of the cross-cluster transaction
+	 * @param owner the owning app instance
+	 * @param decidedAtMs wall-clock time of the decision, epoch milliseconds
+	 * @param participants every enlisted cluster's Kafka transaction; never empty
+	 * @throws IllegalArgumentException if {@code participants} is empty
+	 */
+	public Decision(String transactionId, String owner, long decidedAtMs, List<ParticipantRecord> participants) {
+		this(transactionId, owner, decidedAtMs, participants, List.of());
 	}
 
 	/**
@@ -49,6 +65,26 @@ public record Decision(String transactionId, String owner, long decidedAtMs,
 			Objects.requireNonNull(cluster, "cluster");
 			Objects.requireNonNull(transactionalId, "transactionalId");
 			Objects.requireNonNull(markerTopic, "markerTopic");
+		}
+
+	}
+
+	/**
+	 * One database participant's branch as prepared in phase one (XA {@code prepare}): enough to
+	 * commit or roll it back from any connection to that database, after a crash too.
+	 *
+	 * @param database the database's name in Tandem's configuration
+	 *     ({@link CrossClusterTransactionManagerBuilder#database})
+	 * @param preparedId the branch's XA transaction id in its text form
+	 *     ({@code <format id>:<global id in hex>:<branch qualifier in hex>}; docs/architecture.md,
+	 *     "Database participants")
+	 * @since 0.1.0
+	 */
+	public record DatabaseRecord(String database, String preparedId) {
+
+		public DatabaseRecord {
+			Objects.requireNonNull(database, "database");
+			Objects.requireNonNull(preparedId, "preparedId");
 		}
 
 	}

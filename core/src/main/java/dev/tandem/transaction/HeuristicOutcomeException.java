@@ -35,8 +35,11 @@ public class HeuristicOutcomeException extends TandemException {
 	 * A mixed outcome of one decided transaction.
 	 *
 	 * @param transactionId the transaction id
-	 * @param committedClusters clusters whose marker record is visible to {@code read_committed}
-	 * @param abortedClusters clusters whose broker aborted the participant's transaction
+	 * @param committedClusters clusters whose marker record is visible to {@code read_committed},
+	 *     and databases ({@code database:<name>}) whose branch committed
+	 * @param abortedClusters clusters whose broker aborted the participant's transaction, and
+	 *     databases ({@code database:<name>}) that rolled back the prepared branch (its marker row
+	 *     is missing)
 	 * @param detectedAtMs when Tandem detected it, epoch milliseconds
 	 * @since 0.1.0
 	 */

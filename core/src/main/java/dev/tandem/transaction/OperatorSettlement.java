@@ -48,6 +48,7 @@ final class OperatorSettlement {
 						+ ": a decided transaction commits everywhere and can never abort; settle it with COMMIT");
 			}
 			log.abort(transactionId, owner, timeout);
+			this.settings.databases().rollbackBranchesOf(transactionId);
 			outcome = TransactionState.ABORTED;
 		}
 		else if (state == DecisionState.COMPLETED) {

@@ -2,6 +2,7 @@ package dev.tandem.transaction;
 
 import java.util.List;
 
+import dev.tandem.transaction.Decision.DatabaseRecord;
 import dev.tandem.transaction.Decision.ParticipantRecord;
 
 /**
@@ -10,12 +11,14 @@ import dev.tandem.transaction.Decision.ParticipantRecord;
  * work and their marker records.
  * @param working participants with work, in enlistment order
  * @param records their marker records, in the same order (empty when {@code working} is)
+ * @param databases the prepared branches of the enlisted databases, in enlistment order
  * @param startNanos when the commit began ({@link System#nanoTime()})
  */
-record PreparedCommit(List<Participant> working, List<ParticipantRecord> records, long startNanos) {
+record PreparedCommit(List<Participant> working, List<ParticipantRecord> records, List<DatabaseRecord> databases,
+		long startNanos) {
 
 	boolean onePhase() {
-		return this.working.size() <= 1;
+		return this.databases.isEmpty() && this.working.size() <= 1;
 	}
 
 }

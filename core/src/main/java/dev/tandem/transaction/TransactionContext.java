@@ -22,9 +22,10 @@ import org.jspecify.annotations.Nullable;
  * @param consumers the registered consumers and their clusters
  * @param reachability which clusters are known to be unreachable now
  * @param incarnation this run's incarnation, named in every decision, or null without a lease
+ * @param databases the database participants, per slot
  */
 record TransactionContext(String owner, String markerTopic, Duration commitTimeout, Duration decisionTimeout,
 		DecisionLog decisionLog, ProtocolHook hook, TransactionListener listener, Executor commitExecutor,
 		ParticipantPool pool, TransactionRecovery recovery, RegisteredConsumers consumers,
-		ClusterReachability reachability, @Nullable String incarnation) {
+		ClusterReachability reachability, @Nullable String incarnation, Databases databases) {
 }

@@ -12,6 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.tandem.clients.ClusterClients;
+import dev.tandem.transaction.Decision.DatabaseRecord;
 import dev.tandem.transaction.Decision.ParticipantRecord;
 import dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome;
 
@@ -57,9 +58,11 @@ final class TransactionRecovery {
 	 * @param commitTimeout bound of one participant call
 	 * @param decisionTimeout bound of one decision-log call
 	 * @param recoveryInterval first delay between background attempts
+	 * @param databases the database participants (commits and rollbacks of prepared branches)
 	 */
 	record Settings(String owner, ClusterClients clients, DecisionLog decisionLog, ParticipantProtocol protocol,
-			TransactionListener listener, Duration commitTimeout, Duration decisionTimeout, Duration recoveryInterval) {
+			TransactionListener listener, Duration commitTimeout, Duration decisionTimeout, Duration recoveryInterval,
+			Databases databases) {
 	}
 
 	TransactionRecovery(Settings settings, ParticipantPool pool, PendingRecoveries pendingRecoveries, InDoubtQueue queue) {
@@ -137,6 +140,7 @@ final class TransactionRecovery {
 				heuristic++;
 			}
 		}
+		recoverPreparedBranches(dead.owner());
 		if (!stillEntitled.getAsBoolean()) {
 			// The claim lapsed while this instance committed (it paused past its own lease, and a new run
 			// of the claimed instance may own those transactional ids now): fencing could abort its work.
@@ -205,6 +209,10 @@ final class TransactionRecovery {
 				for (Participant participant : slot.participants.values()) {
 					this.pool.open(participant);
 				}
+				for (DatabaseRecord database : decision.databases()) {
+					this.settings.databases().rollbackPrepared(database.database(),
+							DatabaseXid.parse(database.preparedId()));
+				}
 				this.settings.listener().onAborted(decision.transactionId(),
 						new DecisionLogException("decision of " + decision.transactionId() + " was not recorded"));
 				return TransactionState.ABORTED;
@@ -265,6 +273,10 @@ final class TransactionRecovery {
 						+ decision.transactionId() + " refused the resumed commit and its marker is still open");
 			}
 		}
+		for (DatabaseRecord database : decision.databases()) {
+			String name = "database:" + database.database();
+			(this.settings.databases().commitPrepared(database, decision.transactionId()) ? committed : aborted).add(name);
+		}
 		Completions.record(this.settings.decisionLog(), decision.transactionId());
 		if (aborted.isEmpty()) {
 			logger.info("Recovered transaction {}: committed on {}", decision.transactionId(), committed);
@@ -273,10 +285,51 @@ final class TransactionRecovery {
 		HeuristicOutcome outcome = new HeuristicOutcome(decision.transactionId(), committed, aborted,
 				System.currentTimeMillis());
 		this.heuristics.put(decision.transactionId(), outcome);
-		logger.error("HEURISTIC OUTCOME: decided transaction {} committed on {} but the broker aborted it on {}; "
-				+ "data on those clusters must be repaired", decision.transactionId(), committed, aborted);
+		logger.error("HEURISTIC OUTCOME: decided transaction {} committed on {} but was aborted on {} (a broker's "
+				+ "transaction timeout, or a database that rolled back its prepared branch); data there must be repaired",
+				decision.transactionId(), committed, aborted);
 		this.settings.listener().onHeuristicOutcome(outcome);
 		return outcome;
+	}
+
+	/**
+	 * Settles the prepared database branches of an owner that no decision of the in-doubt list
+	 * covered (start-up, after {@link #recoverAtStart}; takeover): each branch's transaction is
+	 * looked up in the decision log, an unknown one recorded as aborted first (so that a late
+	 * decision is refused: presumed abort), then the branch is committed if the transaction is
+	 * decided and rolled back otherwise.
+	 * @param owner the owner whose branches to settle
+	 * @return the number of branches settled
+	 * @throws TandemException if a database cannot be reached or a branch cannot be settled
+	 * @throws DecisionLogException if the decision log cannot be read
+	 */
+	int recoverPreparedBranches(String owner) {
+		DecisionLog log = this.settings.decisionLog();
+		Duration timeout = this.settings.decisionTimeout();
+		int settled = 0;
+		for (Map.Entry<String, List<String>> entry : this.settings.databases().prepared(owner).entrySet()) {
+			String database = entry.getKey();
+			for (String transactionId : entry.getValue()) {
+				DatabaseXid xid = DatabaseXid.of(transactionId, database);
+				DecisionState state = log.state(transactionId, timeout);
+				if (state == DecisionState.UNKNOWN) {
+					log.abort(transactionId, owner, timeout);
+					state = log.state(transactionId, timeout);
+				}
+				if (state == DecisionState.DECIDED || state == DecisionState.COMPLETED) {
+					this.settings.databases().commitPrepared(new DatabaseRecord(database, xid.toString()), transactionId);
+					logger.info("Committed prepared branch {} of decided transaction {} on database '{}'", xid,
+							transactionId, database);
+				}
+				else {
+					this.settings.databases().rollbackPrepared(database, xid);
+					logger.info("Rolled back prepared branch {} of undecided transaction {} on database '{}' (presumed "
+							+ "abort)", xid, transactionId, database);
+				}
+				settled++;
+			}
+		}
+		return settled;
 	}
 
 	/** Returns the heuristic outcome found for a transaction, or null. */

@@ -3,6 +3,7 @@ package dev.tandem.transaction;
 import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
+import org.postgresql.xa.PGXADataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -35,6 +36,19 @@ class CrossClusterTransactionManagerBuilderTests {
 		assertThatIllegalArgumentException().isThrownBy(() -> builder.leaseTimeout(Duration.ofMillis(299)))
 			.withMessage("leaseTimeout must be zero (off) or at least 300ms: 299ms");
 		assertThatIllegalArgumentException().isThrownBy(() -> builder.leaseTimeout(Duration.ofMillis(-1)));
+	}
+
+	@Test
+	void aDatabaseNeedsAValidNameOfItsOwn() {
+		CrossClusterTransactionManagerBuilder builder = CrossClusterTransactionManager.builder();
+		builder.database("orders_eu-1", new PGXADataSource());
+		assertThat(builder.databases).containsOnlyKeys("orders_eu-1");
+		assertThatIllegalArgumentException().isThrownBy(() -> builder.database("orders_eu-1", new PGXADataSource()))
+			.withMessage("Database 'orders_eu-1' is configured twice");
+		for (String invalid : new String[] { "", "a.b", "a b", "x".repeat(201) }) {
+			assertThatIllegalArgumentException().isThrownBy(() -> builder.database(invalid, new PGXADataSource()))
+				.withMessageContaining("letters, digits, '-' and '_'");
+		}
 	}
 
 	@Test

