@@ -50,8 +50,13 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 
 	private static final Logger logger = LoggerFactory.getLogger(CrossClusterProcessor.class);
 
-	/** Default {@link CrossClusterProcessorBuilder#depth(int)}. */
-	public static final int DEFAULT_DEPTH = 2;
+	/**
+	 * Default {@link CrossClusterProcessorBuilder#depth(int)}: the open transaction, one preparing
+	 * (its offset commit, a round trip to the source) and two committing, so that at 40 and 80 ms
+	 * from the source the caller rarely waits for a free place (issue 25; depth 2 against 4 in
+	 * {@code docs/benchmarks.md}, "Across regions: after the pipeline change").
+	 */
+	public static final int DEFAULT_DEPTH = 4;
 
 	/**
 	 * Default {@link CrossClusterProcessorBuilder#maxRecords(int)}: each transaction costs a

@@ -26,8 +26,13 @@ import dev.tandem.text.DurationText;
  */
 public final class CrossClusterTransactionManagerBuilder {
 
-	/** Default {@link #slots(int)}. */
-	public static final int DEFAULT_SLOTS = 4;
+	/**
+	 * Default {@link #slots(int)}: room for a pipeline of the default depth
+	 * ({@link CrossClusterProcessor#DEFAULT_DEPTH}) and as many slots again, so that a slot comes back
+	 * to a pipeline only after the transactions of the other slots ran (a transactional id reused
+	 * at once waits for its previous commit's markers: {@code docs/architecture.md}, "Pipelining").
+	 */
+	public static final int DEFAULT_SLOTS = 8;
 
 	/** Default {@link #transactionTimeout(Duration)}: the brokers' default {@code transaction.max.timeout.ms}. */
 	public static final Duration DEFAULT_TRANSACTION_TIMEOUT = Duration.ofMinutes(15);

@@ -78,7 +78,7 @@ class ChaosTests {
 	private static final int MAX_POLL = 20;
 
 	/** Transaction slots of a router: two for the pipeline (depth 2), one to spare. */
-	private static final int SLOTS = 3;
+	private static final int SLOTS = 5;
 
 	private static final Duration TIMEOUT = Duration.ofMinutes(3);
 
@@ -707,7 +707,7 @@ class ChaosTests {
 					"--tandem.clusters.east.consumer.group.instance.id=" + instance,
 					// A static member that never returns keeps its partitions until its session times out.
 					"--tandem.clusters.east.consumer.session.timeout.ms=6000",
-					// pipelined as by default (tandem.listener.pipeline-depth=2), with a slot to spare
+					// pipelined as by default (tandem.listener.pipeline-depth=4), with a slot to spare
 					"--tandem.transaction.slots=" + SLOTS, "--tandem.transaction.instance-id=" + instance,
 					// A restart after kill -9 waits at most this long for its previous run's lease.
 					"--tandem.transaction.lease-timeout=3s",

@@ -590,7 +590,7 @@ class MirrorChaosTests {
 					// Static membership (KIP-345): a restarted mirror takes its partitions back at once
 					"--tandem.clusters." + SOURCE + ".consumer.group.instance.id=" + this.instanceId,
 					"--tandem.clusters." + SOURCE + ".consumer.session.timeout.ms=6000",
-					"--tandem.transaction.instance-id=" + this.instanceId, "--tandem.transaction.slots=3",
+					"--tandem.transaction.instance-id=" + this.instanceId, "--tandem.transaction.slots=5",
 					// a restart after kill -9 waits at most this long for its previous run's lease
 					"--tandem.transaction.lease-timeout=3s",
 					"--tandem.coordinator.data-dir=" + this.dir.resolve("coordinator"),
