@@ -49,6 +49,9 @@ import static org.assertj.core.api.Assertions.catchThrowable;
  */
 class CrossClusterDataSourceTests {
 
+	/** Its own name: the clusters are shared with other test classes ({@code DeadLetterTopicsTests} has "payments"). */
+	static final String TOPIC = "datasource-payments";
+
 	@RegisterExtension
 	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
@@ -67,7 +70,7 @@ class CrossClusterDataSourceTests {
 			statement.execute("CREATE TABLE payments (id VARCHAR(64) PRIMARY KEY, amount INT NOT NULL)");
 		}
 		for (String cluster : List.of("east", "west")) {
-			kafka.cluster(cluster).createTopic("payments", 1, (short) 1);
+			kafka.cluster(cluster).createTopic(TOPIC, 1, (short) 1);
 		}
 	}
 
@@ -101,7 +104,7 @@ class CrossClusterDataSourceTests {
 
 		assertThat(jdbc.queryForList("SELECT id FROM payments", String.class)).containsExactly("p-1");
 		for (String cluster : List.of("east", "west")) {
-			assertThat(ReadCommitted.values(kafka.cluster(cluster).bootstrapServers(), "payments")).containsExactly("p-1");
+			assertThat(ReadCommitted.values(kafka.cluster(cluster).bootstrapServers(), TOPIC)).containsExactly("p-1");
 		}
 		assertThat(jdbc.queryForObject("SELECT count(*) FROM pg_prepared_xacts", Integer.class)).isZero();
 	}
@@ -182,15 +185,15 @@ class CrossClusterDataSourceTests {
 		@CrossClusterTransactional
 		public void pay(String id, int amount) {
 			this.jdbc.update("INSERT INTO payments (id, amount) VALUES (?, ?)", id, amount);
-			this.east.send("payments", id, id);
-			this.west.send("payments", id, id);
+			this.east.send(TOPIC, id, id);
+			this.west.send(TOPIC, id, id);
 		}
 
 		@CrossClusterTransactional
 		public void payAndFail(String id, int amount) {
 			this.jdbc.update("INSERT INTO payments (id, amount) VALUES (?, ?)", id, amount);
-			this.east.send("payments", id, id);
-			this.west.send("payments", id, id);
+			this.east.send(TOPIC, id, id);
+			this.west.send(TOPIC, id, id);
 			throw new IllegalStateException("fails after the insert and the sends");
 		}
 
