@@ -66,14 +66,6 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 	 */
 	public static final int DEFAULT_MAX_RECORDS = 5000;
 
-	/**
-	 * How far past {@code maxRecords} a transaction grows while the previous one still prepares
-	 * (its offset commit, one round trip to the source, is under way): closing it would only
-	 * queue it, so it takes the records that arrive meanwhile and the transaction size follows
-	 * the round trip (issue 25).
-	 */
-	static final int GROWTH = 8;
-
 	/** Default {@link CrossClusterProcessorBuilder#maxInterval(Duration)}. */
 	public static final Duration DEFAULT_MAX_INTERVAL = Duration.ofMillis(100);
 
@@ -188,7 +180,6 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		}
 		current = this.open;
 		if (current != null && (current.records >= this.maxRecords
-				&& (this.pipeline.preparing() == 0 || current.records >= GROWTH * (long) this.maxRecords)
 				|| System.nanoTime() - current.startedNanos >= this.maxIntervalNanos
 				|| (this.closeWhenIdle && current.records > 0 && this.pipeline.inFlight() <= 1))) {
 			closeOpen();

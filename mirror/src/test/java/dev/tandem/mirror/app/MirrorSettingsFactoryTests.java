@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 import dev.tandem.autoconfigure.TandemProperties;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
 import dev.tandem.mirror.MirrorSettings;
+import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -60,7 +61,8 @@ class MirrorSettingsFactoryTests {
 
 	@Test
 	void depthNotBelowTheSlotsIsRefused() {
-		assertFails(properties((p) -> p.setDepth(4)), "tandem.mirror.depth", "tandem.transaction.slots");
+		assertFails(properties((p) -> p.setDepth(CrossClusterTransactionManagerBuilder.DEFAULT_SLOTS)), "tandem.mirror.depth",
+				"tandem.transaction.slots");
 	}
 
 	@Test
