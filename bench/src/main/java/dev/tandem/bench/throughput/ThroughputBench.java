@@ -266,12 +266,14 @@ public final class ThroughputBench {
 						KafkaProducer<byte[], byte[]> live = new KafkaProducer<>(producerConfig(east.bootstrapServers(), 0),
 								new ByteArraySerializer(), new ByteArraySerializer())) {
 					setup.append("- Tandem (c), (d): embedded Ratis coordinator (1 peer, log on disk); (e): the starter's own embedded coordinator\n");
-					setup.append("- Unless a contender sets them: (d) depth 2, max-records ")
+					setup.append("- Unless a contender sets them: (d) depth ")
+						.append(CrossClusterProcessor.DEFAULT_DEPTH)
+						.append(", max-records ")
 						.append(CrossClusterProcessor.DEFAULT_MAX_RECORDS)
 						.append(", max-interval ")
 						.append(CrossClusterProcessor.DEFAULT_MAX_INTERVAL.toMillis())
 						.append(" ms, close-when-idle false; (e) the starter's defaults (listener consumers poll "
-								+ "up to 5,000 records, tandem.listener.pipeline-depth 2, no per-record tandem.send observation)\n");
+								+ "up to 5,000 records, tandem.listener.pipeline-depth " + CrossClusterProcessor.DEFAULT_DEPTH + ", no per-record tandem.send observation)\n");
 					for (int rtt : this.rtts) {
 						Map<Contender, List<RoundResult>> perContender = new LinkedHashMap<>();
 						for (Contender contender : this.contenders) {
@@ -428,7 +430,7 @@ public final class ThroughputBench {
 			case Contender.TANDEM -> new TandemCopier(route.groupId(), route, settings, bootstrap,
 					coordinator.decisionLog(), slots);
 			case Contender.PIPELINED -> new PipelinedCopier(route.groupId(), route, settings, bootstrap,
-					coordinator.decisionLog(), slots, Integer.parseInt(own.getOrDefault("depth", "2")),
+					coordinator.decisionLog(), slots, Integer.parseInt(own.getOrDefault("depth", String.valueOf(CrossClusterProcessor.DEFAULT_DEPTH))),
 					Integer.parseInt(own.getOrDefault("max-records",
 							String.valueOf(CrossClusterProcessor.DEFAULT_MAX_RECORDS))),
 					own.containsKey("max-interval") ? BenchOptions.duration(own.get("max-interval"))
