@@ -66,6 +66,12 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 	 */
 	public static final int DEFAULT_MAX_RECORDS = 5000;
 
+	/**
+	 * Default {@link CrossClusterProcessorBuilder#growth(int)}: a transaction at {@code maxRecords}
+	 * keeps taking records, up to 8 times as many, while the previous one still prepares.
+	 */
+	public static final int DEFAULT_GROWTH = 8;
+
 	/** Default {@link CrossClusterProcessorBuilder#maxInterval(Duration)}. */
 	public static final Duration DEFAULT_MAX_INTERVAL = Duration.ofMillis(100);
 
@@ -80,6 +86,8 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 	private final List<ProcessorListener> listeners;
 
 	private final int maxRecords;
+
+	private final int growth;
 
 	private final long maxIntervalNanos;
 
@@ -100,6 +108,7 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		this.listeners = List.copyOf(builder.listeners);
 		this.outcomes = new PipelinedOutcomes<>(this::told);
 		this.maxRecords = builder.maxRecords;
+		this.growth = builder.growth;
 		if (builder.maxInterval.compareTo(builder.manager.transactionTimeout()) >= 0) {
 			throw new IllegalArgumentException("maxInterval " + DurationText.of(builder.maxInterval)
 					+ " is not below the manager's transaction timeout "
@@ -180,6 +189,7 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		}
 		current = this.open;
 		if (current != null && (current.records >= this.maxRecords
+				&& (this.pipeline.preparing() == 0 || current.records >= this.growth * (long) this.maxRecords)
 				|| System.nanoTime() - current.startedNanos >= this.maxIntervalNanos
 				|| (this.closeWhenIdle && current.records > 0 && this.pipeline.inFlight() <= 1))) {
 			closeOpen();

@@ -38,6 +38,8 @@ public final class CrossClusterProcessorBuilder<K, V> {
 
 	int maxRecords = CrossClusterProcessor.DEFAULT_MAX_RECORDS;
 
+	int growth = CrossClusterProcessor.DEFAULT_GROWTH;
+
 	Duration maxInterval = CrossClusterProcessor.DEFAULT_MAX_INTERVAL;
 
 	boolean closeWhenIdle;
@@ -109,7 +111,8 @@ public final class CrossClusterProcessorBuilder<K, V> {
 	}
 
 	/**
-	 * Sets how many records close a transaction (it may exceed it by the rest of one poll).
+	 * Sets how many records close a transaction (it may exceed it by the rest of one poll, and,
+	 * while the previous transaction still prepares, up to {@link #growth(int)} times as many).
 	 * @param maxRecords 1 or more, default {@value CrossClusterProcessor#DEFAULT_MAX_RECORDS}
 	 * @return this builder
 	 */
@@ -118,6 +121,28 @@ public final class CrossClusterProcessorBuilder<K, V> {
 			throw new IllegalArgumentException("maxRecords must be 1 or more");
 		}
 		this.maxRecords = maxRecords;
+		return this;
+	}
+
+	/**
+	 * Sets how far a transaction grows past {@code maxRecords} while the previous transaction is
+	 * still preparing (its offset commit, one round trip to the consumer's cluster, is under way).
+	 * Closing it then would only queue it behind that commit, so it keeps taking records, up to
+	 * {@code growth × maxRecords} (plus the rest of one poll) or {@code maxInterval}: transactions
+	 * grow with the round trip to the source and the one serial round trip per transaction is paid
+	 * for more records (issue 25; measured with and without it in {@code docs/benchmarks.md},
+	 * "Across regions: after the pipeline change"). Memory held per transaction (by the handler or
+	 * listeners) grows the same way.
+	 * @param growth 1 (a transaction closes at {@code maxRecords}) to 1,000, default
+	 *     {@value CrossClusterProcessor#DEFAULT_GROWTH}
+	 * @return this builder
+	 * @throws IllegalArgumentException if out of range
+	 */
+	public CrossClusterProcessorBuilder<K, V> growth(int growth) {
+		if (growth < 1 || growth > 1000) {
+			throw new IllegalArgumentException("growth must be 1 to 1000, not " + growth);
+		}
+		this.growth = growth;
 		return this;
 	}
 

@@ -85,6 +85,9 @@ public final class TransactionPipeline implements AutoCloseable {
 
 	private final Deque<CompletableFuture<Void>> submitted = new ArrayDeque<>();
 
+	/** Handed over, prepare not finished. */
+	private final AtomicInteger unprepared = new AtomicInteger();
+
 	/** How often a committing thread waiting for an in-doubt outcome looks whether the pipeline closes. */
 	private static final Duration IN_DOUBT_POLL = Duration.ofMillis(200);
 
@@ -134,6 +137,17 @@ public final class TransactionPipeline implements AutoCloseable {
 	 */
 	public int inFlight() {
 		return this.depth - this.permits.availablePermits();
+	}
+
+	/**
+	 * Returns how many transactions handed over by {@link #commitAsync} have not finished their
+	 * prepare yet (their offsets are not committed yet). A caller that sizes its transactions by
+	 * the round trip closes the next one when this is 0: a transaction closed earlier would only
+	 * wait behind it (issue 25).
+	 * @return 0 to {@link #depth()}
+	 */
+	public int preparing() {
+		return this.unprepared.get();
 	}
 
 	/**
@@ -192,8 +206,22 @@ public final class TransactionPipeline implements AutoCloseable {
 		forgetCompleted();
 		CompletableFuture<Void> outcome = new CompletableFuture<>();
 		this.submitted.add(outcome);
-		CompletableFuture<@Nullable PreparedCommit> prepared = CompletableFuture
-			.supplyAsync(() -> prepareInOrder(transaction), this.preparer);
+		this.unprepared.incrementAndGet();
+		CompletableFuture<@Nullable PreparedCommit> prepared;
+		try {
+			prepared = CompletableFuture.supplyAsync(() -> {
+				try {
+					return prepareInOrder(transaction);
+				}
+				finally {
+					this.unprepared.decrementAndGet();
+				}
+			}, this.preparer);
+		}
+		catch (RuntimeException ex) {
+			this.unprepared.decrementAndGet();
+			throw ex;
+		}
 		this.committer.execute(() -> commitInOrder(transaction, prepared, outcome));
 		return outcome;
 	}

@@ -547,6 +547,70 @@ class CrossClusterProcessorTests {
 				"v-2");
 	}
 
+	/**
+	 * While the first transaction cannot finish its prepare (held at BEFORE_PREPARE), the next one
+	 * grows past maxRecords, up to growth × maxRecords plus one poll; with growth 1 it closes at
+	 * maxRecords plus one poll.
+	 */
+	@Test
+	void aTransactionGrowsPastMaxRecordsOnlyWhileThePreviousOnePrepares() throws Exception {
+		assertThat(largestTransactionWhileTheFirstPrepares(CrossClusterProcessor.DEFAULT_GROWTH)).isGreaterThan(20)
+			.isLessThanOrEqualTo(CrossClusterProcessor.DEFAULT_GROWTH * 10 + 10);
+	}
+
+	@Test
+	void growthOneClosesEveryTransactionAtMaxRecords() throws Exception {
+		assertThat(largestTransactionWhileTheFirstPrepares(1)).isLessThanOrEqualTo(20);
+	}
+
+	/** 200 records, maxRecords 10, polls of at most 10; the first transaction's prepare is held until every record was polled. */
+	private int largestTransactionWhileTheFirstPrepares(int growth) throws Exception {
+		java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+		AtomicBoolean held = new AtomicBoolean();
+		ProtocolHook hook = (transactionId, step) -> {
+			if (step == ProtocolStep.BEFORE_PREPARE && held.compareAndSet(false, true)) {
+				try {
+					release.await(60, java.util.concurrent.TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}
+		};
+		CrossClusterTransactionManager manager = manager((builder) -> builder.protocolHook(hook));
+		int total = 200;
+		produceSource(total);
+		List<Integer> sizes = new CopyOnWriteArrayList<>();
+		KafkaConsumer<String, String> consumer = consumer(manager, 10);
+		CrossClusterProcessor<String, String> processor = CrossClusterProcessor.builder(manager, consumer)
+			.subscribe(List.of(this.topic))
+			.depth(4)
+			.maxRecords(10)
+			.growth(growth)
+			.maxInterval(Duration.ofSeconds(30))
+			.handler(copyWest())
+			.listener(sizesOf(sizes))
+			.build();
+		this.closeables.add(processor);
+		List<Throwable> failures = new ArrayList<>();
+		// poll while the first transaction is held, until every record is in a transaction or the
+		// pipeline is full (depth 4: a poll then finds no transaction to begin and fails)
+		await().atMost(Duration.ofSeconds(30)).pollInSameThread().pollInterval(Duration.ofMillis(10)).until(() -> {
+			processor.poll(Duration.ofMillis(50));
+			long position = 0;
+			for (TopicPartition partition : consumer.assignment()) {
+				position += consumer.position(partition);
+			}
+			return position == total || processor.inFlight() == 4;
+		});
+		assertThat(held).isTrue();
+		release.countDown();
+		pollUntilCommitted(processor, total, failures);
+		assertThat(failures).isEmpty();
+		awaitListenerTotal(sizes, total);
+		return sizes.stream().mapToInt(Integer::intValue).max().orElseThrow();
+	}
+
 	@Test
 	void aDepthAboveTheSlotsIsRefusedNamingTheProperty() {
 		CrossClusterTransactionManager manager = manager();

@@ -178,6 +178,7 @@ public final class Mirror implements AutoCloseable {
 			.rebalanceListener(new Assignments())
 			.depth(this.settings.depth())
 			.maxRecords(this.settings.maxRecords())
+			.growth(this.settings.growth())
 			.maxInterval(this.settings.maxInterval())
 			.handler(this.copier::copy)
 			.beforeCommit((txn, next) -> this.translator.beforeCommit(txn))

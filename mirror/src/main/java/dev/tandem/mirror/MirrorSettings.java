@@ -31,9 +31,12 @@ import dev.tandem.transaction.CrossClusterProcessor;
  * @param copiedConfigs topic configs copied from the source topic to a created target topic
  * @param topicRefreshInterval how often new source topics and partitions are looked for
  * @param maxRecords records after which a mirror transaction closes (the source consumer's
- *     {@code max.poll.records} is lowered to it, so a transaction holds fewer than twice as many)
+ *     {@code max.poll.records} is lowered to it, so a transaction holds fewer than twice as many,
+ *     or fewer than {@code growth + 1} times as many while the previous one still prepares)
  * @param maxInterval age after which a mirror transaction closes
  * @param depth mirror transactions in flight (pipelining)
+ * @param growth how far past {@code maxRecords} a transaction grows while the previous one still
+ *     prepares ({@link dev.tandem.transaction.CrossClusterProcessorBuilder#growth(int)})
  * @param mappingCapacity runs of the offset mapping kept per partition ({@link OffsetMapping})
  * @param rebuildRecords how many of a target partition's last records a starting mirror reads to
  *     rebuild its offset mapping
@@ -42,7 +45,7 @@ import dev.tandem.transaction.CrossClusterProcessor;
 public record MirrorSettings(String source, List<String> targets, TopicSelection topics, RemoteTopicNaming naming,
 		GroupSelection groups, Duration groupSyncInterval, String consumerGroup, short replicationFactor,
 		List<String> copiedConfigs, Duration topicRefreshInterval, int maxRecords, Duration maxInterval, int depth,
-		int mappingCapacity, int rebuildRecords) {
+		int growth, int mappingCapacity, int rebuildRecords) {
 
 	/** Topic configs copied by default from a source topic to the target topic created for it. */
 	public static final List<String> DEFAULT_COPIED_CONFIGS = List.of("cleanup.policy", "retention.ms",
@@ -68,6 +71,9 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 
 	/** Default {@link Builder#depth(int)}: the {@link CrossClusterProcessor}'s, which it configures. */
 	public static final int DEFAULT_DEPTH = CrossClusterProcessor.DEFAULT_DEPTH;
+
+	/** Default {@link Builder#growth(int)}: the {@link CrossClusterProcessor}'s, which it configures. */
+	public static final int DEFAULT_GROWTH = CrossClusterProcessor.DEFAULT_GROWTH;
 
 	/** Default {@link Builder#mappingCapacity(int)}. */
 	public static final int DEFAULT_MAPPING_CAPACITY = 10_000;
@@ -156,6 +162,8 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 		private Duration maxInterval = DEFAULT_MAX_INTERVAL;
 
 		private int depth = DEFAULT_DEPTH;
+
+		private int growth = DEFAULT_GROWTH;
 
 		private int mappingCapacity = DEFAULT_MAPPING_CAPACITY;
 
@@ -285,7 +293,8 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 		 * Sets the records after which a mirror transaction closes; default
 	 * {@value MirrorSettings#DEFAULT_MAX_RECORDS}. The source
 		 * consumer's {@code max.poll.records} is lowered to it (a transaction closes between
-		 * polls, so it holds fewer than twice as many).
+		 * polls, so it holds fewer than twice as many; while the previous transaction still
+		 * prepares, up to {@link #growth(int)} times as many, plus one poll).
 		 * @param maxRecords 1 or more
 		 * @return this builder
 		 */
@@ -302,6 +311,20 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 		 */
 		public Builder maxInterval(Duration maxInterval) {
 			this.maxInterval = Objects.requireNonNull(maxInterval, "maxInterval");
+			return this;
+		}
+
+		/**
+		 * Sets how far past {@code maxRecords} a mirror transaction grows while the previous one
+		 * still prepares (its source offset commit, a round trip to the source, is under way), as
+		 * {@link dev.tandem.transaction.CrossClusterProcessorBuilder#growth(int)}; the copier keeps
+		 * a transaction's copies in memory until its outcome, so memory grows the same way. Default
+		 * {@value MirrorSettings#DEFAULT_GROWTH}.
+		 * @param growth 1 (close at {@code maxRecords}) to 1,000
+		 * @return this builder
+		 */
+		public Builder growth(int growth) {
+			this.growth = growth;
 			return this;
 		}
 
@@ -393,12 +416,13 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 			check(!this.maxInterval.isNegative() && !this.maxInterval.isZero(), "max-interval", this.maxInterval,
 					"use 1ms or more");
 			check(this.depth >= 1, "depth", this.depth, "use 1 or more");
+			check(this.growth >= 1 && this.growth <= 1000, "growth", this.growth, "use 1 to 1000");
 			check(this.mappingCapacity >= 1, "mapping-capacity", this.mappingCapacity, "use 1 or more");
 			check(this.rebuildRecords >= 1, "rebuild-records", this.rebuildRecords, "use 1 or more");
 			return new MirrorSettings(this.source, this.targets, selection, this.naming,
 					new GroupSelection(this.groups, groupRegex), this.groupSyncInterval, group, this.replicationFactor,
 					this.copiedConfigs, this.topicRefreshInterval, this.maxRecords, this.maxInterval, this.depth,
-					this.mappingCapacity, this.rebuildRecords);
+					this.growth, this.mappingCapacity, this.rebuildRecords);
 		}
 
 		private boolean topicPatternCompiles() {

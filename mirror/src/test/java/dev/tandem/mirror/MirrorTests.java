@@ -359,7 +359,9 @@ class MirrorTests {
 		east().createTopic(topic, 1, (short) 1);
 		produce(east(), values(topic, 0, 60));
 		// The clients' max.poll.records is 50: one poll would make a transaction of 50 records.
-		Mirror mirror = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(5));
+		Mirror mirror = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(5)
+			// transactions close at maxRecords even while the previous one prepares
+			.growth(1));
 
 		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() == 60);
 		await().atMost(WAIT).untilAsserted(() -> assertThat(mirror.status().recordsMirrored()).isEqualTo(60));
