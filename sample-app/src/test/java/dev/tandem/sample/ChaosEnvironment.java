@@ -42,7 +42,8 @@ import static org.awaitility.Awaitility.await;
  * The processes of the chaos suite: Kafka cluster east (the KRaft test kit in one
  * {@link ClusterHost} JVM), Kafka cluster west (a {@link KafkaProcessCluster}: its controller
  * and each of its three brokers in a JVM of its own, so a broker can be killed with
- * {@code SIGKILL}), a 3-peer coordinator ({@link CoordinatorHost}, one JVM per peer) and the
+ * {@code SIGKILL}; each broker's client listener also behind a {@code LatencyProxy} of 20 ms
+ * each way, the link between the regions that {@code LINK_CUT_WEST} cuts), a 3-peer coordinator ({@link CoordinatorHost}, one JVM per peer) and the
  * flight router's launcher. Everything lives under {@code target/chaos}.
  * <p>
  * The router starts fast thanks to a JDK dynamic CDS archive ({@code -XX:ArchiveClassesAtExit}
@@ -53,6 +54,13 @@ import static org.awaitility.Awaitility.await;
 final class ChaosEnvironment implements AutoCloseable {
 
 	static final Path WORK = Path.of("target/chaos").toAbsolutePath();
+
+	/**
+	 * One-way delay of the link to west's brokers ({@link KafkaProcessCluster#clientBootstrapServers()}):
+	 * a round trip of 40 ms, as between two regions. Only a router that bootstraps from those
+	 * proxies pays it ({@code LINK_CUT_WEST} runs); every other client reaches west directly.
+	 */
+	static final Duration LINK_ONE_WAY = Duration.ofMillis(20);
 
 	/** Runs the suite's background work (the common pool has one thread on two cores). */
 	static final ExecutorService BACKGROUND = Executors.newCachedThreadPool((runnable) -> {
@@ -113,8 +121,14 @@ final class ChaosEnvironment implements AutoCloseable {
 			.classPath(routers.classpath)
 			// the heuristic-outcome fault waits for brokers to abort timed-out transactions (default: every 10 s)
 			.brokerProperty("transaction.abort.timed.out.transaction.cleanup.interval.ms", 1000)
+			// a proxy in front of each broker's client listener: the link the LINK_CUT_WEST fault cuts
+			.latencyProxies(true)
 			.build()
-			.start(), BACKGROUND);
+			.start(), BACKGROUND)
+			.thenApply((cluster) -> {
+				cluster.clientLatency(LINK_ONE_WAY, Duration.ZERO);
+				return cluster;
+			});
 		List<CoordinatorPeer> peers = new ArrayList<>();
 		for (int i = 0; i < 3; i++) {
 			peers.add(new CoordinatorPeer("c" + i, peerList, WORK.resolve("coordinator/c" + i), routers.classpath));

@@ -32,6 +32,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import dev.tandem.sample.ChaosEnvironment.CoordinatorPeer;
+import dev.tandem.test.LatencyProxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -51,6 +52,10 @@ import static org.awaitility.Awaitility.await;
  * kcat, what the killed transaction must and must not have left, where the restarted router
  * resumed, and whether a heuristic outcome was reported exactly when expected.
  * <p>
+ * Link: a {@link LatencyProxy} of 20 ms each way sits in front of every west broker's client
+ * listener; the router of a {@link Fault#LINK_CUT_WEST} run reaches west through them (a
+ * 40 ms round trip, as between regions), every other client reaches west directly.
+ * <p>
  * Coordinator: the router uses the remote 3-peer coordinator on even repetitions of a fault and
  * its default embedded peer (whose Raft log must survive the router's {@code kill -9}) on odd
  * ones; {@link Fault#COORDINATOR_LEADER_KILL}, {@link Fault#INSTANCE_NEVER_RETURNS} and
@@ -59,7 +64,8 @@ import static org.awaitility.Awaitility.await;
  * <p>
  * {@code mvn -B -Pchaos -pl sample-app verify -Dchaos.runs=40}; runs are spread evenly over the
  * faults. {@code -Dchaos.faults=HALT_MID_COMMIT,KILL_AT_RANDOM} picks faults,
- * {@code -Dchaos.seed} the random seed, {@code -Dchaos.records} the records of an app-kill run.
+ * {@code -Dchaos.seed} the random seed, {@code -Dchaos.records} the records of an app-kill run,
+ * {@code -Dchaos.link-cut-seconds} how long {@link Fault#LINK_CUT_WEST} cuts the link (15).
  */
 @Tag("chaos")
 class ChaosTests {
@@ -83,6 +89,20 @@ class ChaosTests {
 	private static final Duration TIMEOUT = Duration.ofMinutes(3);
 
 	private static final Duration POLL = Duration.ofMillis(200);
+
+	/**
+	 * How long {@link Fault#LINK_CUT_WEST} keeps the link cut: longer than the clients'
+	 * {@code request.timeout.ms} (10 s in Tandem's failover profile), so requests in flight time
+	 * out and the clients reconnect into the cut; shorter than the commit timeout (30 s).
+	 */
+	private static final Duration LINK_CUT = Duration.ofSeconds(Long.getLong("chaos.link-cut-seconds", 15));
+
+	/**
+	 * West producers' {@code delivery.timeout.ms} in the {@link Fault#LINK_CUT_WEST} runs whose
+	 * router gives up on the cut link: above {@code request.timeout.ms} (10 s), as Kafka
+	 * requires, below {@link #LINK_CUT}.
+	 */
+	private static final Duration GIVE_UP = Duration.ofSeconds(12);
 
 	private static final Path RUNS = ChaosEnvironment.WORK.resolve("runs");
 
@@ -135,7 +155,12 @@ class ChaosTests {
 				"a second router with the running router's instance id starts: it must be refused at start-up"),
 
 		POISON_RECORD(Kind.APP, null, "every 20th input record fails the batch listener: it alone goes to the "
-				+ "dead-letter topic with its offset, every good record of its batch is written once");
+				+ "dead-letter topic with its offset, every good record of its batch is written once"),
+
+		LINK_CUT_WEST(Kind.INFRA, null, "the router reaches west over a 40 ms link; mid-run the link is cut for "
+				+ "chaos.link-cut-seconds (15 s), stalled (connections kept, nothing passes) or dropped (every connection "
+				+ "reset, new ones silent) in turn, then healed; repetitions 2 and 3 of 4 with west's delivery.timeout.ms "
+				+ "12 s (a pending send fails, its transaction rewinds): the router must resume by itself");
 
 		final Kind kind;
 
@@ -614,7 +639,8 @@ class ChaosTests {
 			CompletableFuture<InputLoader.Loaded> trickle = loader.trickle(this.input, PARTITIONS, this.runId, 5,
 					Duration.ofMillis(100), stop);
 			try {
-				Process router = startRouter(this.standby, "a", List.of());
+				Process router = startRouter(this.standby, "a", linkGivesUp()
+						? List.of("--tandem.clusters.west.producer.delivery.timeout.ms=" + GIVE_UP.toMillis()) : List.of());
 				this.standby = null;
 				await().atMost(TIMEOUT).pollInterval(POLL).until(() -> progress(router) > 0);
 				mark("router a: start to first commit");
@@ -652,6 +678,7 @@ class ChaosTests {
 						this.routers.remove(duplicate);
 						this.incarnations.remove("dup");
 					}
+					case LINK_CUT_WEST -> cutLink(router);
 					case COORDINATOR_LEADER_KILL -> {
 						CoordinatorPeer leader = env.coordinatorLeader();
 						leader.kill();
@@ -672,6 +699,51 @@ class ChaosTests {
 			finally {
 				stop.set(true);
 			}
+		}
+
+		/**
+		 * Whether this {@link Fault#LINK_CUT_WEST} run's router gives up on west during the cut:
+		 * repetitions 2 and 3 of every 4 set west's producers' {@code delivery.timeout.ms} to
+		 * {@link #GIVE_UP}, below the cut, so a send pending on the cut link fails, its transaction
+		 * aborts and the pipeline rewinds; with the defaults (120 s) the sends wait for the heal.
+		 */
+		private boolean linkGivesUp() {
+			return this.fault == Fault.LINK_CUT_WEST && (this.repetition / 2) % 2 == 1;
+		}
+
+		/**
+		 * Cuts the router's link to west (every broker's proxy) for {@link #LINK_CUT}, then heals
+		 * it: even repetitions stall it (connections stay open, nothing passes either way, as in a
+		 * partition), odd ones reset every connection and leave new ones silent. Records how long
+		 * after the heal the router's group committed again.
+		 */
+		private void cutLink(Process router) throws Exception {
+			boolean drop = this.repetition % 2 == 1;
+			List<LatencyProxy> link = env.west.brokerIds().stream().map(env.west::latencyProxy).toList();
+			long before = progress(router);
+			long logBefore = Files.size(log("a"));
+			link.forEach(LatencyProxy::stall);
+			int dropped = drop ? link.stream().mapToInt(LatencyProxy::dropConnections).sum() : 0;
+			mark("router a: first commit to cut");
+			// The fault itself: the link stays cut this long, not until a condition.
+			Thread.sleep(LINK_CUT.toMillis());
+			long atHeal = progress(router);
+			link.forEach(LatencyProxy::resume);
+			long healed = System.nanoTime();
+			mark("cut");
+			await().atMost(TIMEOUT).pollInterval(Duration.ofMillis(50)).until(() -> progress(router) > atHeal);
+			double toCommit = seconds(healed);
+			byte[] written = Files.readAllBytes(log("a"));
+			String during = new String(written, (int) logBefore, written.length - (int) logBefore, StandardCharsets.UTF_8);
+			long warnings = during.lines().filter((line) -> line.contains(" WARN ") || line.contains(" ERROR ")).count();
+			this.facts.put("offsets committed during the cut", atHeal - before);
+			this.facts.put("seconds from heal to commit", toCommit);
+			this.facts.put("router warnings and errors from cut to commit", warnings);
+			this.notes.add(String.format(Locale.ROOT, "link to west %s for %d s (%d connection(s) reset; west's "
+					+ "delivery.timeout.ms %s), %d offsets committed during the cut, first commit %.2f s after the heal, "
+					+ "%d router WARN/ERROR lines", drop ? "dropped" : "stalled", LINK_CUT.toSeconds(), dropped,
+					linkGivesUp() ? GIVE_UP.toMillis() + " ms: the router gives up" : "default: sends wait",
+					atHeal - before, toCommit, warnings));
 		}
 
 		private void verify() {
@@ -701,7 +773,9 @@ class ChaosTests {
 		Process startRouter(ChaosEnvironment.Standby standby, String incarnation, List<String> extra, String instance)
 				throws IOException {
 			List<String> args = new ArrayList<>(List.of("--tandem.clusters.east.bootstrap-servers=" + env.east.bootstrap,
-					"--tandem.clusters.west.bootstrap-servers=" + env.west.bootstrapServers(),
+					// over the 40 ms link (the proxies) only where the fault cuts it
+					"--tandem.clusters.west.bootstrap-servers=" + ((this.fault == Fault.LINK_CUT_WEST)
+							? env.west.clientBootstrapServers() : env.west.bootstrapServers()),
 					"--tandem.clusters.east.consumer.max.poll.records=" + MAX_POLL,
 					// Static membership (KIP-345): a restarted router takes its partitions back at once
 					"--tandem.clusters.east.consumer.group.instance.id=" + instance,
