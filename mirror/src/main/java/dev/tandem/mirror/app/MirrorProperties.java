@@ -119,6 +119,12 @@ public class MirrorProperties {
 	private int depth = MirrorSettings.DEFAULT_DEPTH;
 
 	/**
+	 * How many times max-records a mirror transaction may grow to while the previous one still
+	 * prepares (1 to 1000; 1 closes every transaction at max-records).
+	 */
+	private int growth = MirrorSettings.DEFAULT_GROWTH;
+
+	/**
 	 * Runs of the source-to-target offset mapping kept per partition.
 	 */
 	private int mappingCapacity = MirrorSettings.DEFAULT_MAPPING_CAPACITY;
@@ -273,6 +279,14 @@ public class MirrorProperties {
 
 	public void setDepth(int depth) {
 		this.depth = depth;
+	}
+
+	public int getGrowth() {
+		return this.growth;
+	}
+
+	public void setGrowth(int growth) {
+		this.growth = growth;
 	}
 
 	public int getMappingCapacity() {

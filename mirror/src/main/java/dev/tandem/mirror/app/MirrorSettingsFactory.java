@@ -77,6 +77,7 @@ final class MirrorSettingsFactory {
 			.maxRecords(properties.getMaxRecords())
 			.maxInterval(properties.getMaxInterval())
 			.depth(properties.getDepth())
+			.growth(properties.getGrowth())
 			.mappingCapacity(properties.getMappingCapacity())
 			.rebuildRecords(properties.getRebuildRecords());
 		if (properties.getConsumerGroup() != null) {
