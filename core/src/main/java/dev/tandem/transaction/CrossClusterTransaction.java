@@ -330,9 +330,10 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	}
 
 	/**
-	 * First stage of a commit, which makes nothing visible: every participant's marker record is
-	 * sent, deferred offsets go to their group coordinators, every participant is flushed and its
-	 * sends checked (prepare). With two or more participants the transaction is PREPARED after it;
+	 * First stage of a commit, which makes nothing visible: deferred offsets go to their group
+	 * coordinators, every participant is flushed and its sends, its marker record among them (sent
+	 * when the participant was enlisted), checked (prepare); a participant enlisted with nothing to
+	 * commit is aborted. With two or more participants the transaction is PREPARED after it;
 	 * with one or none it stays PREPARING (a plain Kafka commit follows). A pipeline runs this for
 	 * transaction N+1 while N is decided and commits: the group coordinator keeps, of two
 	 * transactional offset commits of one partition, the one appended later to
