@@ -605,9 +605,9 @@ class MirrorChaosTests {
 				command.add("--chaos.halt-at-step=" + this.fault.step);
 				command.add("--chaos.halt-at-transaction=" + this.haltAt);
 				// The halt falls on the 2nd to 5th transaction that reaches the step: transactions that
-				// grow past max-records while the previous one prepares (the default) copied the whole
-				// backlog in 4 and never halted (run 19 of the 2026-12-03 20:03 lot). The other faults
-				// run with the default growth.
+				// grow past max-records while the previous one prepares (the default) can copy the whole
+				// backlog in fewer, and the mirror would never halt (docs/benchmarks.md, "Mirror chaos
+				// lot"). The other faults run with the default growth.
 				command.add("--tandem.mirror.growth=1");
 			}
 			Process mirror = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log(incarnation).toFile())
