@@ -40,7 +40,8 @@ import dev.tandem.text.DurationText;
  * revoked.
  * <p>
  * Confined to one thread, the one that calls {@link #poll(Duration)}; the
- * {@link ProcessorListener} is called on the pipeline's committing thread.
+ * {@link ProcessorListener} is called on one of the pipeline's deciding or committing threads,
+ * one outcome at a time and in begin order.
  *
  * @param <K> key type
  * @param <V> value type

@@ -90,7 +90,7 @@ final class Participant {
 		}
 	}
 
-	private void beginIfNeeded() {
+	private void requireBegun() {
 		if (!this.inTransaction) {
 			throw new IllegalStateException("Participant " + this.transactionalId + " was not begun with its marker");
 		}
@@ -102,7 +102,7 @@ final class Participant {
 	 * without a thread of their own per record.
 	 */
 	Future<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {
-		beginIfNeeded();
+		requireBegun();
 		Future<RecordMetadata> future = sendOne(record);
 		this.sends.add(future);
 		return future;
@@ -125,7 +125,7 @@ final class Participant {
 		if (offsets.isEmpty()) {
 			return;
 		}
-		beginIfNeeded();
+		requireBegun();
 		producer().sendOffsetsToTransaction(offsets, groupMetadata);
 		this.offsetCommits++;
 	}
@@ -138,7 +138,7 @@ final class Participant {
 		if (offsets.isEmpty()) {
 			return;
 		}
-		beginIfNeeded();
+		requireBegun();
 		this.deferred.add(new DeferredOffsets(Map.copyOf(offsets), groupMetadata));
 	}
 

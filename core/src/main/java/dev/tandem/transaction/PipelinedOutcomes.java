@@ -35,9 +35,9 @@ import org.slf4j.LoggerFactory;
  * later ones) at the scale of one consumer's transactions.
  * <p>
  * Thread-safety: entries are added and rewinds taken on the consumer's thread; outcomes complete
- * on the pipeline's committing thread. Every method is thread-safe; the listener is called under
- * the ledger's lock, one outcome at a time, on the thread that completed the outcome (or the one
- * that found it complete), and must not call back into the ledger.
+ * on the pipeline's deciding or committing threads. Every method is thread-safe; the listener is
+ * called under the ledger's lock, one outcome at a time, on the thread that completed the outcome
+ * (or the one that found it complete), and must not call back into the ledger.
  *
  * @param <A> what the caller attaches to each transaction
  * @since 0.1.0

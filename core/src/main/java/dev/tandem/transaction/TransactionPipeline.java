@@ -78,23 +78,23 @@ public final class TransactionPipeline implements AutoCloseable {
 
 	private final ExecutorService preparer;
 
-	private final ExecutorService committer;
+	private final ExecutorService decider;
 
 	/** Runs the commits of decided transactions, several at once. */
-	private final ExecutorService finisher;
+	private final ExecutorService committers;
 
 	private final Deque<CompletableFuture<Void>> submitted = new ArrayDeque<>();
 
 	/** Handed over, prepare not finished. */
 	private final AtomicInteger unprepared = new AtomicInteger();
 
-	/** How often a committing thread waiting for an in-doubt outcome looks whether the pipeline closes. */
+	/** How often a thread waiting for an in-doubt outcome looks whether the pipeline closes. */
 	private static final Duration IN_DOUBT_POLL = Duration.ofMillis(200);
 
 	/** Set by {@link #close()}: in-doubt outcomes are no longer waited for. */
 	private volatile boolean closing;
 
-	/** The first failure since the last drain: set on the committing and finishing threads, read on all. */
+	/** The first failure since the last drain: set on the deciding and committing threads, read on all. */
 	private final AtomicReference<@Nullable Throwable> failure = new AtomicReference<>();
 
 	private boolean closed;
@@ -106,10 +106,10 @@ public final class TransactionPipeline implements AutoCloseable {
 		this.permits = new Semaphore(depth);
 		int number = threads.incrementAndGet();
 		this.preparer = singleThread("tandem-pipeline-" + number + "-prepare");
-		this.committer = singleThread("tandem-pipeline-" + number + "-decide");
-		AtomicInteger finishers = new AtomicInteger();
-		this.finisher = Executors.newCachedThreadPool((runnable) -> {
-			Thread thread = new Thread(runnable, "tandem-pipeline-" + number + "-commit-" + finishers.incrementAndGet());
+		this.decider = singleThread("tandem-pipeline-" + number + "-decide");
+		AtomicInteger committing = new AtomicInteger();
+		this.committers = Executors.newCachedThreadPool((runnable) -> {
+			Thread thread = new Thread(runnable, "tandem-pipeline-" + number + "-commit-" + committing.incrementAndGet());
 			thread.setDaemon(true);
 			return thread;
 		});
@@ -222,11 +222,11 @@ public final class TransactionPipeline implements AutoCloseable {
 			this.unprepared.decrementAndGet();
 			throw ex;
 		}
-		this.committer.execute(() -> commitInOrder(transaction, prepared, outcome));
+		this.decider.execute(() -> commitInOrder(transaction, prepared, outcome));
 		return outcome;
 	}
 
-	/** On the preparing thread; null if an earlier transaction failed (the committing thread aborts it). */
+	/** On the preparing thread; null if an earlier transaction failed (the deciding thread aborts it). */
 	private @Nullable PreparedCommit prepareInOrder(CrossClusterTransaction transaction) {
 		if (this.failure.get() != null) {
 			return null;
@@ -278,7 +278,7 @@ public final class TransactionPipeline implements AutoCloseable {
 		}
 		// Decided: the outcome can only be a commit now, so the next transaction may be decided
 		// while this one's commits run.
-		this.finisher.execute(() -> {
+		this.committers.execute(() -> {
 			try {
 				awaitInDoubt(() -> {
 					transaction.commitDecidedStage(decision, ready);
@@ -299,7 +299,7 @@ public final class TransactionPipeline implements AutoCloseable {
 
 	/**
 	 * Runs a stage; one that ends in doubt is waited for while the pipeline runs. On the
-	 * committing thread this holds the successors back: a decision whose outcome is unknown may
+	 * deciding thread this holds the successors back: a decision whose outcome is unknown may
 	 * still end aborted, and N+1 must not be decided before N's outcome is known.
 	 */
 	private <T> @Nullable T awaitInDoubt(Callable<@Nullable T> stage) throws Throwable {
@@ -345,7 +345,7 @@ public final class TransactionPipeline implements AutoCloseable {
 				}
 			}
 		}
-		// Every task ran: the committing and finishing threads wrote their failures before completing.
+		// Every task ran: the deciding and committing threads wrote their failures before completing.
 		this.failure.set(null);
 		if (first instanceof RuntimeException runtime) {
 			throw runtime;
@@ -364,7 +364,7 @@ public final class TransactionPipeline implements AutoCloseable {
 	}
 
 	/**
-	 * Drains (a failure is logged, not thrown), then stops the committing thread. Commits under
+	 * Drains (a failure is logged, not thrown), then stops the pipeline's threads. Commits under
 	 * way end as usual (each within its own timeouts); a transaction waiting for an in-doubt
 	 * outcome is no longer waited for: it fails with its {@link InDoubtTransactionException} and
 	 * stays with the manager's recovery (resolved in the background while the manager runs, or at
@@ -386,8 +386,8 @@ public final class TransactionPipeline implements AutoCloseable {
 		finally {
 			this.closed = true;
 			this.preparer.shutdown();
-			this.committer.shutdown();
-			this.finisher.shutdown();
+			this.decider.shutdown();
+			this.committers.shutdown();
 		}
 	}
 
