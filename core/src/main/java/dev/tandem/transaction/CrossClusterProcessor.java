@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
 
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -84,6 +85,11 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 
 	private final CommitHook beforeCommit;
 
+	/** The consumer whose group keeps the offsets: the polled one unless {@code offsetsIn} was set. */
+	private final Consumer<?, ?> offsetsConsumer;
+
+	private final UnaryOperator<Map<TopicPartition, OffsetAndMetadata>> offsetsKeys;
+
 	private final List<ProcessorListener> listeners;
 
 	private final int maxRecords;
@@ -106,6 +112,8 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		this.consumer = builder.consumer;
 		this.handler = Objects.requireNonNull(builder.handler, "handler");
 		this.beforeCommit = builder.beforeCommit;
+		this.offsetsConsumer = (builder.offsetsConsumer != null) ? builder.offsetsConsumer : builder.consumer;
+		this.offsetsKeys = builder.offsetsKeys;
 		this.listeners = List.copyOf(builder.listeners);
 		this.outcomes = new PipelinedOutcomes<>(this::told);
 		this.maxRecords = builder.maxRecords;
@@ -242,6 +250,33 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		return this.pipeline.inFlight();
 	}
 
+	/**
+	 * Commits the open transaction and waits until every transaction of this processor has its
+	 * outcome: what a rebalance listener calls before partitions are revoked, for a group the
+	 * processor did not subscribe ({@link CrossClusterProcessorBuilder#offsetsIn}). A failure
+	 * rewinds the consumer as in {@link #poll} and is thrown by the next {@link #poll}. Call on
+	 * the processor's thread.
+	 * @since 0.2.0
+	 */
+	public void drain() {
+		commitAndDrain();
+	}
+
+	/**
+	 * Gives up every transaction not committed yet, because partitions were lost (another member
+	 * may own them now: nothing of this processor may commit for them any more): the open one
+	 * aborts, the later ones abort in order, the consumer is rewound and the failure is thrown by
+	 * the next {@link #poll}. Does nothing if no transaction is open or under way. Call on the
+	 * processor's thread.
+	 * @param partitions the partitions lost, for the failure's message
+	 * @since 0.2.0
+	 */
+	public void abandon(Collection<TopicPartition> partitions) {
+		if (this.open != null || this.outcomes.size() > 0) {
+			fail(new TransactionAbortedException("Partitions " + partitions + " were lost", null));
+		}
+	}
+
 	private void handle(ConsumerRecords<K, V> records) {
 		Open current = this.open;
 		if (current == null) {
@@ -249,7 +284,7 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 			try {
 				begun = this.pipeline.begin();
 				// The source's marker goes out now, not after the offsets at commit (issue 25).
-				begun.enlistClusterOf(this.consumer);
+				begun.enlistClusterOf(this.offsetsConsumer);
 				current = new Open(begun);
 			}
 			catch (RuntimeException ex) {
@@ -295,7 +330,7 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		CrossClusterTransaction transaction = current.transaction;
 		try {
 			this.beforeCommit.beforeCommit(transaction, next);
-			transaction.sendOffsets(this.consumer, next);
+			transaction.sendOffsets(this.offsetsConsumer, this.offsetsKeys.apply(next));
 		}
 		catch (Exception ex) {
 			this.open = current;
@@ -457,10 +492,7 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 
 		@Override
 		public void onPartitionsLost(Collection<TopicPartition> partitions) {
-			// another member may own them now: nothing of ours may commit for them any more
-			if (open != null || outcomes.size() > 0) {
-				fail(new TransactionAbortedException("Partitions " + partitions + " were lost", null));
-			}
+			abandon(partitions);
 			if (this.delegate != null) {
 				this.delegate.onPartitionsLost(partitions);
 			}

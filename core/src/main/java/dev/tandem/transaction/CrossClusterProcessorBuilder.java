@@ -4,11 +4,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
 
@@ -45,6 +48,10 @@ public final class CrossClusterProcessorBuilder<K, V> {
 	boolean closeWhenIdle;
 
 	CrossClusterProcessor.@Nullable BatchHandler<K, V> handler;
+
+	@Nullable Consumer<?, ?> offsetsConsumer;
+
+	UnaryOperator<Map<TopicPartition, OffsetAndMetadata>> offsetsKeys = UnaryOperator.identity();
 
 	CrossClusterProcessor.CommitHook beforeCommit = (transaction, next) -> {
 	};
@@ -190,6 +197,35 @@ public final class CrossClusterProcessorBuilder<K, V> {
 	 */
 	public CrossClusterProcessorBuilder<K, V> handler(CrossClusterProcessor.BatchHandler<K, V> handler) {
 		this.handler = handler;
+		return this;
+	}
+
+	/**
+	 * Keeps the consumed offsets in the group of another consumer, on that consumer's cluster,
+	 * instead of in the polled consumer's group: each transaction commits {@code keys} applied to
+	 * its next offsets, with the other consumer's group metadata, and enlists that consumer's
+	 * cluster rather than the polled one's, which then sees only fetches (no marker, no offset
+	 * commit, no round trip per transaction). The group's generation fences a member that lost
+	 * its partitions (KIP-447), so the other consumer must own, in its group, the partitions the
+	 * keys name; the caller assigns the polled consumer ({@link #assign}, possibly empty, then
+	 * {@link Consumer#assign} from the other consumer's rebalance listener, on the processor's
+	 * thread), calls {@link CrossClusterProcessor#drain()} when partitions are revoked and
+	 * {@link CrossClusterProcessor#abandon} when they are lost, and seeks the polled consumer to
+	 * the positions read from the other group ({@code read_committed}, which waits for pending
+	 * transactional offsets). A mirror with one target keeps its source positions on the target
+	 * this way, as MirrorMaker 2's exactly-once source connector does (KIP-618).
+	 * @param groupConsumer a consumer created by or registered with the manager, member of the
+	 *     group that keeps the offsets; used by the caller on the processor's thread only
+	 * @param keys maps the polled partitions' next offsets to the entries committed in that
+	 *     group (called on the processor's thread, once per transaction; must not return an
+	 *     empty map for a non-empty one)
+	 * @return this builder
+	 * @since 0.2.0
+	 */
+	public CrossClusterProcessorBuilder<K, V> offsetsIn(Consumer<?, ?> groupConsumer,
+			UnaryOperator<Map<TopicPartition, OffsetAndMetadata>> keys) {
+		this.offsetsConsumer = Objects.requireNonNull(groupConsumer, "groupConsumer");
+		this.offsetsKeys = Objects.requireNonNull(keys, "keys");
 		return this;
 	}
 

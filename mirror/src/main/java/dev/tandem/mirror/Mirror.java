@@ -3,15 +3,19 @@ package dev.tandem.mirror;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.jspecify.annotations.Nullable;
@@ -19,6 +23,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.tandem.transaction.CrossClusterProcessor;
+import dev.tandem.transaction.CrossClusterProcessorBuilder;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.FailureBackOff;
 import dev.tandem.transaction.HeuristicOutcomeException;
@@ -82,6 +87,15 @@ public final class Mirror implements AutoCloseable {
 	private @Nullable Thread thread;
 
 	private @Nullable KafkaConsumer<byte[], byte[]> consumer;
+
+	/** With {@link MirrorSettings.Positions#TARGET}: the member of the mirror's group on the target. */
+	private @Nullable KafkaConsumer<byte[], byte[]> members;
+
+	/** Remote topic -> source topic, of every topic selected so far (polling thread). */
+	private Map<String, String> remoteTopics = Map.of();
+
+	/** The target group's rebalance handling, set when the polling thread starts. */
+	private volatile @Nullable TargetAssignments targetAssignments;
 
 	private volatile boolean running;
 
@@ -150,8 +164,23 @@ public final class Mirror implements AutoCloseable {
 			KafkaConsumer<byte[], byte[]> source = this.manager.createConsumer(this.settings.source(), overrides,
 					new ByteArrayDeserializer(), new ByteArrayDeserializer());
 			this.consumer = source;
+			KafkaConsumer<byte[], byte[]> group = null;
+			if (positionsOnTarget()) {
+				Map<String, Object> memberOverrides = new LinkedHashMap<>();
+				memberOverrides.put(ConsumerConfig.GROUP_ID_CONFIG, this.settings.consumerGroup());
+				memberOverrides.put(ConsumerConfig.CLIENT_ID_CONFIG, "tandem-mirror-" + this.manager.owner() + "-members");
+				memberOverrides.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+				memberOverrides.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+				// a source partition added at a topic refresh is a remote partition the group must see
+				memberOverrides.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, (int) this.settings.topicRefreshInterval().toMillis());
+				group = this.manager.createConsumer(this.settings.targets().get(0), memberOverrides,
+						new ByteArrayDeserializer(), new ByteArrayDeserializer());
+				this.members = group;
+				subscribeMembers(group, selected.keySet());
+			}
+			KafkaConsumer<byte[], byte[]> memberConsumer = group;
 			this.running = true;
-			Thread loop = new Thread(() -> run(source), "tandem-mirror-" + this.manager.owner());
+			Thread loop = new Thread(() -> run(source, memberConsumer), "tandem-mirror-" + this.manager.owner());
 			loop.setDaemon(true);
 			this.thread = loop;
 			loop.start();
@@ -172,10 +201,12 @@ public final class Mirror implements AutoCloseable {
 		return Math.min(poll, this.settings.maxRecords());
 	}
 
-	private void run(KafkaConsumer<byte[], byte[]> source) {
-		CrossClusterProcessor<byte[], byte[]> processor = CrossClusterProcessor.builder(this.manager, source)
-			.subscribe(this.settings.topics().subscriptionPattern())
-			.rebalanceListener(new Assignments())
+	private boolean positionsOnTarget() {
+		return this.settings.positions() == MirrorSettings.Positions.TARGET;
+	}
+
+	private void run(KafkaConsumer<byte[], byte[]> source, @Nullable KafkaConsumer<byte[], byte[]> group) {
+		CrossClusterProcessorBuilder<byte[], byte[]> builder = CrossClusterProcessor.builder(this.manager, source)
 			.depth(this.settings.depth())
 			.maxRecords(this.settings.maxRecords())
 			.growth(this.settings.growth())
@@ -183,16 +214,35 @@ public final class Mirror implements AutoCloseable {
 			.handler(this.copier::copy)
 			.beforeCommit((txn, next) -> this.translator.beforeCommit(txn))
 			.listener(this.copier)
-			.listener(this.translator)
-			.build();
+			.listener(this.translator);
+		TargetAssignments targetAssignments = null;
+		if (group == null) {
+			builder.subscribe(this.settings.topics().subscriptionPattern()).rebalanceListener(new Assignments());
+		}
+		else {
+			targetAssignments = new TargetAssignments(source, group);
+			builder.assign(List.of()).offsetsIn(group, this::positions);
+		}
+		CrossClusterProcessor<byte[], byte[]> processor = builder.build();
+		if (targetAssignments != null) {
+			targetAssignments.processor = processor;
+		}
 		FailureBackOff backOff = new FailureBackOff();
 		long nextTopicRefresh = System.nanoTime() + this.settings.topicRefreshInterval().toNanos();
 		try {
 			while (this.running) {
 				try {
-					processor.poll(Duration.ofMillis(100));
+					if (group != null) {
+						pollMembers(group, source);
+					}
+					if (group == null || !source.assignment().isEmpty()) {
+						processor.poll(Duration.ofMillis(100));
+					}
 					if (System.nanoTime() >= nextTopicRefresh) {
-						this.topics.refresh();
+						Map<String, Integer> selected = this.topics.refresh();
+						if (group != null) {
+							subscribeMembers(group, selected.keySet());
+						}
 						this.mappings.incarnations(this.topics.sourceTopicIds());
 						nextTopicRefresh = System.nanoTime() + this.settings.topicRefreshInterval().toNanos();
 					}
@@ -228,6 +278,12 @@ public final class Mirror implements AutoCloseable {
 			finally {
 				this.manager.unregisterConsumer(source);
 				source.close(Duration.ofSeconds(5));
+				if (group != null) {
+					// leaving the group revokes its partitions: nothing is left to drain or reassign
+					this.targetAssignments = null;
+					this.manager.unregisterConsumer(group);
+					group.close(Duration.ofSeconds(5));
+				}
 			}
 		}
 	}
@@ -261,6 +317,76 @@ public final class Mirror implements AutoCloseable {
 			}
 		}
 		return positions;
+	}
+
+	/**
+	 * Subscribes the member of the target group to the remote topics of the selected source
+	 * topics (they exist on the target: {@link TargetTopics#refresh()} created them), if they
+	 * changed.
+	 */
+	private void subscribeMembers(KafkaConsumer<byte[], byte[]> group, Collection<String> sourceTopics) {
+		Map<String, String> remote = new LinkedHashMap<>();
+		for (String topic : sourceTopics) {
+			remote.put(this.settings.naming().remoteTopic(this.settings.source(), topic), topic);
+		}
+		if (remote.keySet().equals(group.subscription())) {
+			return;
+		}
+		// never forgets a remote topic: a revocation after the topic left the selection still
+		// names it (a remote topic's name always stands for the same source topic)
+		Map<String, String> known = new LinkedHashMap<>(this.remoteTopics);
+		known.putAll(remote);
+		this.remoteTopics = Map.copyOf(known);
+		logger.info("Mirror {}: the group '{}' on '{}' follows {} remote topic(s) now", describe(),
+				this.settings.consumerGroup(), this.settings.targets().get(0), remote.size());
+		if (remote.isEmpty()) {
+			group.unsubscribe();
+		}
+		else {
+			group.subscribe(remote.keySet(), new TargetAssignmentsHolder());
+		}
+	}
+
+	/**
+	 * Keeps the member of the target group in its group (its partitions stay paused: it never
+	 * fetches); rebalances run their callbacks here; waits for records only while this instance
+	 * owns no partition.
+	 */
+	private void pollMembers(KafkaConsumer<byte[], byte[]> group, KafkaConsumer<byte[], byte[]> source) {
+		if (group.subscription().isEmpty()) {
+			if (source.assignment().isEmpty()) {
+				sleepQuietly(Duration.ofMillis(100));
+			}
+			return;
+		}
+		group.poll(source.assignment().isEmpty() ? Duration.ofMillis(100) : Duration.ZERO);
+	}
+
+	private static void sleepQuietly(Duration duration) {
+		try {
+			Thread.sleep(duration.toMillis());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	/**
+	 * The source positions a transaction commits in the target group: each source partition's
+	 * next offset under its remote partition, with the source topic's incarnation as metadata.
+	 */
+	private Map<TopicPartition, OffsetAndMetadata> positions(Map<TopicPartition, OffsetAndMetadata> next) {
+		Map<TopicPartition, OffsetAndMetadata> positions = new LinkedHashMap<>();
+		next.forEach((source, offset) -> {
+			Uuid topicId = this.mappings.topicId(source.topic());
+			positions.put(remote(source), new OffsetAndMetadata(offset.offset(), (topicId != null) ? topicId.toString() : ""));
+		});
+		return positions;
+	}
+
+	private TopicPartition remote(TopicPartition source) {
+		return new TopicPartition(this.settings.naming().remoteTopic(this.settings.source(), source.topic()),
+				source.partition());
 	}
 
 	/**
@@ -308,6 +434,10 @@ public final class Mirror implements AutoCloseable {
 			Thread loop = this.thread;
 			if (source != null && loop != null && loop.isAlive()) {
 				source.wakeup();
+				KafkaConsumer<byte[], byte[]> group = this.members;
+				if (group != null) {
+					group.wakeup();
+				}
 				try {
 					loop.join(Duration.ofSeconds(60).toMillis());
 				}
@@ -322,6 +452,122 @@ public final class Mirror implements AutoCloseable {
 
 	private String describe() {
 		return this.settings.source() + "->" + this.settings.targets();
+	}
+
+	/**
+	 * The rebalance listener of the target group's member ({@link MirrorSettings.Positions#TARGET}),
+	 * on the polling thread: assigned remote partitions become assigned source partitions,
+	 * positioned where the target group says (read {@code read_committed}, so a pending
+	 * transactional offset commit of the previous owner is settled first); revoked ones are
+	 * committed and drained first; lost ones are given up.
+	 */
+	private final class TargetAssignments {
+
+		private final KafkaConsumer<byte[], byte[]> source;
+
+		private final KafkaConsumer<byte[], byte[]> group;
+
+		@Nullable CrossClusterProcessor<byte[], byte[]> processor;
+
+		TargetAssignments(KafkaConsumer<byte[], byte[]> source, KafkaConsumer<byte[], byte[]> group) {
+			this.source = source;
+			this.group = group;
+			Mirror.this.targetAssignments = this;
+		}
+
+		void assigned(Collection<TopicPartition> remotes) {
+			this.group.pause(remotes);
+			Map<TopicPartition, TopicPartition> sources = sources(remotes);
+			if (sources.isEmpty()) {
+				return;
+			}
+			Map<TopicPartition, OffsetAndMetadata> stored = this.group.committed(sources.keySet(), ADMIN_TIMEOUT);
+			Set<TopicPartition> assignment = new HashSet<>(this.source.assignment());
+			assignment.addAll(sources.values());
+			this.source.assign(assignment);
+			List<TopicPartition> selected = Mirror.this.assignment.assign(sources.values());
+			Mirror.this.progress.assigned(selected);
+			Mirror.this.mappings.rebuild(selected);
+			Map<TopicPartition, Long> positioned = new LinkedHashMap<>();
+			sources.forEach((remote, partition) -> {
+				OffsetAndMetadata position = stored.get(remote);
+				Uuid topicId = Mirror.this.mappings.topicId(partition.topic());
+				if (position != null && (position.metadata().isEmpty() || topicId == null
+						|| position.metadata().equals(topicId.toString()))) {
+					this.source.seek(partition, position.offset());
+					positioned.put(partition, position.offset());
+				}
+				// else: the source group's committed offset (a mirror that kept them there before),
+				// then auto.offset.reset (earliest)
+			});
+			// everything before a stored position is mirrored: the lag counts from it (the follower
+			// reads only the source, so the lag still moves while the target is down)
+			Mirror.this.progress.idlePositions(positioned);
+			logger.info("Mirror {}: assigned {} partition(s) through group '{}' on '{}', {} with a position there",
+					describe(), sources.size(), Mirror.this.settings.consumerGroup(), Mirror.this.settings.targets().get(0),
+					sources.keySet().stream().filter((remote) -> stored.get(remote) != null).count());
+		}
+
+		void revoked(Collection<TopicPartition> remotes, boolean lost) {
+			Map<TopicPartition, TopicPartition> sources = sources(remotes);
+			CrossClusterProcessor<byte[], byte[]> current = this.processor;
+			if (current != null && !sources.isEmpty()) {
+				if (lost) {
+					current.abandon(sources.values());
+				}
+				else {
+					current.drain();
+				}
+			}
+			Set<TopicPartition> assignment = new HashSet<>(this.source.assignment());
+			assignment.removeAll(sources.values());
+			this.source.assign(assignment);
+			Mirror.this.assignment.revoke(sources.values());
+			Mirror.this.progress.revoked(sources.values());
+			Mirror.this.mappings.revoked(sources.values());
+		}
+
+		/** Remote partition -> source partition, for the remote topics of selected source topics. */
+		private Map<TopicPartition, TopicPartition> sources(Collection<TopicPartition> remotes) {
+			Map<TopicPartition, TopicPartition> sources = new LinkedHashMap<>();
+			for (TopicPartition remote : remotes) {
+				String topic = Mirror.this.remoteTopics.get(remote.topic());
+				if (topic != null) {
+					sources.put(remote, new TopicPartition(topic, remote.partition()));
+				}
+			}
+			return sources;
+		}
+
+	}
+
+	/** Hands the target group's rebalances to the current {@link TargetAssignments}. */
+	private final class TargetAssignmentsHolder implements ConsumerRebalanceListener {
+
+		@Override
+		public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+			TargetAssignments current = Mirror.this.targetAssignments;
+			if (current != null) {
+				current.revoked(partitions, false);
+			}
+		}
+
+		@Override
+		public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+			TargetAssignments current = Mirror.this.targetAssignments;
+			if (current != null) {
+				current.assigned(partitions);
+			}
+		}
+
+		@Override
+		public void onPartitionsLost(Collection<TopicPartition> partitions) {
+			TargetAssignments current = Mirror.this.targetAssignments;
+			if (current != null) {
+				current.revoked(partitions, true);
+			}
+		}
+
 	}
 
 	private final class Assignments implements ConsumerRebalanceListener {

@@ -24,8 +24,9 @@ import dev.tandem.transaction.CrossClusterProcessor;
  * @param naming how remote topics are named
  * @param groups source consumer groups whose offsets are translated to the targets
  * @param groupSyncInterval how often the source groups' committed offsets are read
- * @param consumerGroup the mirror's own consumer group on the source (instances of one mirror
- *     share the partitions through it)
+ * @param consumerGroup the mirror's own consumer group: on the source with {@link Positions#SOURCE},
+ *     on the target with {@link Positions#TARGET} (instances of one mirror share the partitions
+ *     through it)
  * @param replicationFactor replication factor of created target topics, or -1 for the target
  *     broker's {@code default.replication.factor}
  * @param copiedConfigs topic configs copied from the source topic to a created target topic
@@ -37,6 +38,7 @@ import dev.tandem.transaction.CrossClusterProcessor;
  * @param depth mirror transactions in flight (pipelining)
  * @param growth how far past {@code maxRecords} a transaction grows while the previous one still
  *     prepares ({@link dev.tandem.transaction.CrossClusterProcessorBuilder#growth(int)})
+ * @param positions where the mirror keeps its source positions ({@link Positions})
  * @param mappingCapacity runs of the offset mapping kept per partition ({@link OffsetMapping})
  * @param rebuildRecords how many of a target partition's last records a starting mirror reads to
  *     rebuild its offset mapping
@@ -45,7 +47,36 @@ import dev.tandem.transaction.CrossClusterProcessor;
 public record MirrorSettings(String source, List<String> targets, TopicSelection topics, RemoteTopicNaming naming,
 		GroupSelection groups, Duration groupSyncInterval, String consumerGroup, short replicationFactor,
 		List<String> copiedConfigs, Duration topicRefreshInterval, int maxRecords, Duration maxInterval, int depth,
-		int growth, int mappingCapacity, int rebuildRecords) {
+		int growth, Positions positions, int mappingCapacity, int rebuildRecords) {
+
+	/**
+	 * Where a mirror keeps its source positions (the next source offset of every copied
+	 * partition), committed in the same transaction as the copies.
+	 *
+	 * @since 0.2.0
+	 */
+	public enum Positions {
+
+		/**
+		 * In the mirror's consumer group on the source: every mirror transaction is a cross-cluster
+		 * transaction over the source and the targets (two-phase commit), so each one waits for
+		 * round trips to the source. Needed with two or more targets.
+		 */
+		SOURCE,
+
+		/**
+		 * In the mirror's consumer group on its one target, keyed by the remote topics' partitions
+		 * (the offset commit's metadata names the source topic's incarnation): every mirror
+		 * transaction is one Kafka transaction on the target, and the source only sees fetches,
+		 * as with MirrorMaker 2's exactly-once source connector (KIP-618). The instances share the
+		 * partitions through that group on the target, whose generation fences an instance that
+		 * lost them (KIP-447). The default with one target. A mirror that ran with
+		 * {@link #SOURCE} before starts from its group's offsets on the source where the target
+		 * has none yet.
+		 */
+		TARGET
+
+	}
 
 	/** Topic configs copied by default from a source topic to the target topic created for it. */
 	public static final List<String> DEFAULT_COPIED_CONFIGS = List.of("cleanup.policy", "retention.ms",
@@ -164,6 +195,8 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 		private int depth = DEFAULT_DEPTH;
 
 		private int growth = DEFAULT_GROWTH;
+
+		private @Nullable Positions positions;
 
 		private int mappingCapacity = DEFAULT_MAPPING_CAPACITY;
 
@@ -329,6 +362,18 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 		}
 
 		/**
+		 * Sets where the mirror keeps its source positions; default {@link Positions#TARGET} with
+		 * one target, {@link Positions#SOURCE} with more.
+		 * @param positions {@link Positions#TARGET} only with one target; null for the default
+		 * @return this builder
+		 * @since 0.2.0
+		 */
+		public Builder positions(@Nullable Positions positions) {
+			this.positions = positions;
+			return this;
+		}
+
+		/**
 		 * Sets the mirror transactions in flight; default {@value MirrorSettings#DEFAULT_DEPTH}.
 		 * @param depth 1 or more, less than the manager's slots
 		 * @return this builder
@@ -417,12 +462,18 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 					"use 1ms or more");
 			check(this.depth >= 1, "depth", this.depth, "use 1 or more");
 			check(this.growth >= 1 && this.growth <= 1000, "growth", this.growth, "use 1 to 1000");
+			Positions where = (this.positions != null) ? this.positions
+					: (this.targets.size() == 1) ? Positions.TARGET : Positions.SOURCE;
+			if (where == Positions.TARGET && this.targets.size() > 1) {
+				throw invalid("positions", "positions: target keeps the source positions on the one target of a mirror; "
+						+ "with " + this.targets.size() + " targets " + this.targets + " use source (or leave it unset)", null);
+			}
 			check(this.mappingCapacity >= 1, "mapping-capacity", this.mappingCapacity, "use 1 or more");
 			check(this.rebuildRecords >= 1, "rebuild-records", this.rebuildRecords, "use 1 or more");
 			return new MirrorSettings(this.source, this.targets, selection, this.naming,
 					new GroupSelection(this.groups, groupRegex), this.groupSyncInterval, group, this.replicationFactor,
 					this.copiedConfigs, this.topicRefreshInterval, this.maxRecords, this.maxInterval, this.depth,
-					this.growth, this.mappingCapacity, this.rebuildRecords);
+					this.growth, where, this.mappingCapacity, this.rebuildRecords);
 		}
 
 		private boolean topicPatternCompiles() {

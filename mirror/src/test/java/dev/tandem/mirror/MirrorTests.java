@@ -10,15 +10,18 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.UnaryOperator;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -47,6 +50,9 @@ import dev.tandem.test.EmbeddedKafkaCluster;
 import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransactionManager;
+import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
+import dev.tandem.transaction.ProtocolHook;
+import dev.tandem.transaction.ProtocolStep;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -464,6 +470,61 @@ class MirrorTests {
 			.orElseThrow(() -> new AssertionError("no copy of source offset " + sourceOffset + " of topic id " + topicId));
 	}
 
+	/**
+	 * With the positions on the target ({@link MirrorSettings.Positions#TARGET}), an instance is
+	 * removed from the mirror's group on the target while a transaction of its copies is held
+	 * in prepare, and another instance takes its partitions. Either the held transaction's offset
+	 * commit carries a generation the group no longer has and is refused, so the transaction
+	 * aborts (KIP-447's fencing), or it was accepted before and the successor's read of the
+	 * positions waits for the transaction's outcome (stable offsets): no copy is made twice
+	 * either way, and the source holds nothing of the mirror's group.
+	 */
+	@Test
+	void anInstanceRemovedFromTheGroupWithATransactionUnderWayHasNoCopyMadeTwice() throws Exception {
+		String topic = "zombie-" + this.name;
+		String remote = "east." + topic;
+		east().createTopic(topic, 2, (short) 1);
+		produce(east(), values(topic, 0, 40));
+		CountDownLatch held = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		AtomicBoolean armed = new AtomicBoolean(true);
+		ProtocolHook hold = (transactionId, step) -> {
+			if (step == ProtocolStep.BEFORE_PREPARE && armed.compareAndSet(true, false)) {
+				held.countDown();
+				try {
+					release.await();
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}
+		};
+		Mirror removed = mirror("east", List.of("west"), (manager) -> manager.protocolHook(hold),
+				(settings) -> settings.topics(List.of(topic)).maxRecords(10));
+		assertThat(removed.settings().positions()).isEqualTo(MirrorSettings.Positions.TARGET);
+		assertThat(held.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("a transaction held after its offset commit").isTrue();
+		String group = removed.settings().consumerGroup();
+		try {
+			west().admin().removeMembersFromConsumerGroup(group, new RemoveMembersFromConsumerGroupOptions()).all().get();
+			Mirror successor = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(10));
+			// the successor alone owns both partitions in the group (the removed one is stuck in its held transaction)
+			await().atMost(WAIT).until(() -> {
+				var members = west().admin().describeConsumerGroups(List.of(group)).all().get().get(group).members();
+				return members.size() == 1 && members.iterator().next().assignment().topicPartitions().size() == 2;
+			});
+			release.countDown();
+			produce(east(), values(topic, 40, 80));
+			await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 80);
+			assertThat(ReadCommitted.values(west().bootstrapServers(), remote)).hasSize(80).doesNotHaveDuplicates();
+			assertThat(successor.status().recordsMirrored()).isPositive();
+			// nothing of the mirror's group is kept on the source
+			assertThat(east().admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get()).isEmpty();
+		}
+		finally {
+			release.countDown();
+		}
+	}
+
 	private static List<ProducerRecord<String, String>> spread(String topic, int from, int to) {
 		List<ProducerRecord<String, String>> records = new ArrayList<>();
 		for (int i = from; i < to; i++) {
@@ -473,12 +534,18 @@ class MirrorTests {
 	}
 
 	private Mirror mirror(String source, List<String> targets, UnaryOperator<MirrorSettings.Builder> customizer) {
-		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
+		return mirror(source, targets, UnaryOperator.identity(), customizer);
+	}
+
+	private Mirror mirror(String source, List<String> targets,
+			UnaryOperator<CrossClusterTransactionManagerBuilder> managerCustomizer,
+			UnaryOperator<MirrorSettings.Builder> customizer) {
+		CrossClusterTransactionManager manager = managerCustomizer.apply(CrossClusterTransactionManager.builder()
 			.cluster("east", client(east()))
 			.cluster("west", client(west()))
 			.idPrefix("mirror-tests")
 			.instanceId(this.name + "-" + source + "-" + this.closeables.size())
-			.decisionLog(coordinator.decisionLog())
+			.decisionLog(coordinator.decisionLog()))
 			.build();
 		manager.start();
 		this.closeables.add(manager);

@@ -125,6 +125,14 @@ public class MirrorProperties {
 	private int growth = MirrorSettings.DEFAULT_GROWTH;
 
 	/**
+	 * Where the mirror keeps its source positions: 'target' (its group on the one target, one
+	 * Kafka transaction per mirror transaction, the source only sees fetches) or 'source' (its
+	 * group on the source, a cross-cluster transaction each). Unset: target with one target,
+	 * source with more.
+	 */
+	private MirrorSettings.@Nullable Positions positions;
+
+	/**
 	 * Runs of the source-to-target offset mapping kept per partition.
 	 */
 	private int mappingCapacity = MirrorSettings.DEFAULT_MAPPING_CAPACITY;
@@ -287,6 +295,14 @@ public class MirrorProperties {
 
 	public void setGrowth(int growth) {
 		this.growth = growth;
+	}
+
+	public MirrorSettings.@Nullable Positions getPositions() {
+		return this.positions;
+	}
+
+	public void setPositions(MirrorSettings.@Nullable Positions positions) {
+		this.positions = positions;
 	}
 
 	public int getMappingCapacity() {

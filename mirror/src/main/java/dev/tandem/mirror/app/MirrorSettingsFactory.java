@@ -78,6 +78,7 @@ final class MirrorSettingsFactory {
 			.maxInterval(properties.getMaxInterval())
 			.depth(properties.getDepth())
 			.growth(properties.getGrowth())
+			.positions(properties.getPositions())
 			.mappingCapacity(properties.getMappingCapacity())
 			.rebuildRecords(properties.getRebuildRecords());
 		if (properties.getConsumerGroup() != null) {
