@@ -20,6 +20,7 @@ import org.slf4j.LoggerFactory;
 import dev.tandem.bench.BenchOptions;
 import dev.tandem.bench.FlightRecords;
 import dev.tandem.bench.RegionClusters;
+import dev.tandem.mirror.MirrorSettings;
 
 /**
  * Mirroring between clusters (issue #14): MirrorMaker 2 in dedicated mode, exactly-once and
@@ -69,7 +70,8 @@ import dev.tandem.bench.RegionClusters;
  * the sample app's {@code flights-20k.json}, cycled), {@code --mm2-classpath} file holding
  * MirrorMaker 2's class path (required for the {@code mm2-*} contenders; the profile resolves
  * it), {@code --contenders} ({@code mm2-eos,mm2-alo,tandem}; with {@code --rtt}
- * {@code alo-async,mm2-eos,mm2-alo,tandem}), {@code --rtt} round trip times in ms (none: in-process
+ * {@code alo-async,mm2-eos,mm2-alo,tandem}; also {@code tandem-source}, the mirror with its
+ * positions on the source), {@code --rtt} round trip times in ms (none: in-process
  * clusters), {@code --rounds} (3),
  * {@code --records} backlog per run (150000), {@code --live-rate} (2000), {@code --live-duration}
  * (10s), {@code --lag-fraction} (0.3), {@code --settle} (5s), {@code --sync-wait} (60s),
@@ -243,11 +245,12 @@ public final class MirrorBench {
 			case "mm2-eos", "mm2-alo" -> new MirrorMaker2Contender(name.equals("mm2-eos"), Path.of(Objects.requireNonNull(
 					this.options.get("mm2-classpath"), "--mm2-classpath <file> is required for the " + name + " contender")));
 			case "alo-async" -> new AtLeastOnceMirrorContender();
-			case "tandem" -> new TandemMirrorContender(work.resolve("coordinator"),
+			case "tandem", "tandem-source" -> new TandemMirrorContender(work.resolve("coordinator"),
 					this.options.containsKey("tandem-max-records") ? Integer.parseInt(this.options.get("tandem-max-records"))
-							: null);
+							: null,
+					name.equals("tandem-source") ? MirrorSettings.Positions.SOURCE : null);
 			default -> throw new IllegalArgumentException("Unknown contender '" + name + "' in --contenders; use "
-					+ "alo-async, mm2-eos, mm2-alo, tandem");
+					+ "alo-async, mm2-eos, mm2-alo, tandem, tandem-source");
 		};
 	}
 

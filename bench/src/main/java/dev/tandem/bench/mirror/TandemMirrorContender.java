@@ -19,7 +19,9 @@ import dev.tandem.transaction.CrossClusterTransactionManager;
  * instance, a {@link CrossClusterTransactionManager} on the source and the target with the
  * decision log an app gets by default (the embedded Ratis coordinator, one peer, log on disk,
  * shared by the runs), {@link MirrorSettings}' defaults otherwise (but {@code max-records} when the
- * bench is given one). Each run gets a fresh manager
+ * bench is given one). {@code tandem} keeps the mirror's positions where the defaults put them
+ * (on the one target); {@code tandem-source} keeps them on the source
+ * ({@link MirrorSettings.Positions#SOURCE}: a cross-cluster transaction per mirror transaction). Each run gets a fresh manager
  * (its own id prefix, so its own transactional ids and leases) and a fresh mirror group.
  */
 final class TandemMirrorContender implements Contender {
@@ -28,20 +30,24 @@ final class TandemMirrorContender implements Contender {
 
 	private final @Nullable Integer maxRecords;
 
+	private final MirrorSettings.@Nullable Positions positions;
+
 	private @Nullable EmbeddedCoordinator coordinator;
 
 	private @Nullable CrossClusterTransactionManager manager;
 
 	private @Nullable Mirror mirror;
 
-	TandemMirrorContender(Path coordinatorDirectory, @Nullable Integer maxRecords) {
+	TandemMirrorContender(Path coordinatorDirectory, @Nullable Integer maxRecords,
+			MirrorSettings.@Nullable Positions positions) {
 		this.coordinatorDirectory = coordinatorDirectory;
 		this.maxRecords = maxRecords;
+		this.positions = positions;
 	}
 
 	@Override
 	public String id() {
-		return "tandem";
+		return (this.positions == MirrorSettings.Positions.SOURCE) ? "tandem-source" : "tandem";
 	}
 
 	@Override
@@ -50,7 +56,8 @@ final class TandemMirrorContender implements Contender {
 		return "Tandem's mirror, 1 instance in the bench's JVM, embedded Ratis decision log (1 peer, on disk), "
 				+ ((this.maxRecords != null) ? "settings: max-records=" + this.maxRecords + " (--tandem-max-records), defaults: "
 						: "settings' defaults: max-records=" + defaults.maxRecords() + ", ") + "max-interval="
-				+ defaults.maxInterval().toMillis() + " ms, depth=" + defaults.depth() + ", group-sync-interval="
+				+ defaults.maxInterval().toMillis() + " ms, depth=" + defaults.depth() + ", growth=" + defaults.growth()
+				+ ", positions=" + ((this.positions != null) ? this.positions : defaults.positions()) + ", group-sync-interval="
 				+ defaults.groupSyncInterval().toMillis() + " ms; kafka-clients defaults for its clients";
 	}
 
@@ -76,7 +83,8 @@ final class TandemMirrorContender implements Contender {
 		MirrorSettings.Builder settings = MirrorSettings.builder(run.sourceAlias(), List.of(run.targetAlias()))
 			.topics(List.of(run.topic()))
 			.groups(run.groups())
-			.consumerGroup("tandem-mirror-" + run.tag());
+			.consumerGroup("tandem-mirror-" + run.tag())
+			.positions(this.positions);
 		if (this.maxRecords != null) {
 			settings.maxRecords(this.maxRecords);
 		}

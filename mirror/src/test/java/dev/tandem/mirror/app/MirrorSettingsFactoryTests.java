@@ -83,13 +83,34 @@ class MirrorSettingsFactoryTests {
 	}
 
 	@Test
+	void positionsAreOnTheTargetWithOneTargetAndOnTheSourceWithMoreUnlessSet() {
+		this.tandem.getClusters().put("south", new TandemProperties.Cluster());
+		assertThat(MirrorSettingsFactory.create(properties((p) -> {
+		}), this.tandem).positions()).isEqualTo(MirrorSettings.Positions.TARGET);
+		assertThat(MirrorSettingsFactory.create(properties((p) -> p.setTargets(List.of("west", "south"))), this.tandem)
+			.positions()).isEqualTo(MirrorSettings.Positions.SOURCE);
+		assertThat(MirrorSettingsFactory.create(properties((p) -> p.setPositions(MirrorSettings.Positions.SOURCE)),
+				this.tandem).positions()).isEqualTo(MirrorSettings.Positions.SOURCE);
+	}
+
+	@Test
+	void positionsOnTheTargetWithTwoTargetsNamesThePropertyAndTheFix() {
+		this.tandem.getClusters().put("south", new TandemProperties.Cluster());
+		assertFails(properties((p) -> {
+			p.setTargets(List.of("west", "south"));
+			p.setPositions(MirrorSettings.Positions.TARGET);
+		}), "tandem.mirror.positions", "use source");
+	}
+
+	@Test
 	void propertiesLeftUnsetGiveTheBuildersDefaults() {
 		MirrorSettings fromProperties = MirrorSettingsFactory.create(properties((p) -> {
 		}), this.tandem);
 		MirrorSettings fromBuilder = MirrorSettings.builder("east", List.of("west")).topics(List.of("orders")).build();
 		assertThat(fromProperties).usingRecursiveComparison()
 			.comparingOnlyFields("groupSyncInterval", "consumerGroup", "replicationFactor", "copiedConfigs",
-					"topicRefreshInterval", "maxRecords", "maxInterval", "depth", "mappingCapacity", "rebuildRecords")
+					"topicRefreshInterval", "maxRecords", "maxInterval", "depth", "growth", "positions", "mappingCapacity",
+					"rebuildRecords")
 			.isEqualTo(fromBuilder);
 		assertThat(fromProperties.naming().isIdentity()).isEqualTo(fromBuilder.naming().isIdentity());
 		assertThat(fromProperties.naming().separator()).isEqualTo(fromBuilder.naming().separator());
