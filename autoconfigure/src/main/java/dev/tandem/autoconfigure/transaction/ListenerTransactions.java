@@ -38,6 +38,11 @@ import dev.tandem.transaction.TransactionState;
  * committed in delivery order, so a partition's committed offset only moves forward; nothing is
  * ever skipped with its offset committed and nothing written.
  * <p>
+ * With {@link ListenerPipelines} (a batch listener, {@code tandem.listener.pipeline-depth} 2 or
+ * more) the whole delivery joins the consumer's open transaction, which spans deliveries and
+ * commits on the pipeline; a listener failure on a later delivery of it aborts it whole and
+ * its deliveries come again, each alone until the failing one is narrowed here.
+ * <p>
  * A failure that is not the listener's (a commit that fails, a cluster that cannot be reached)
  * is not narrowed: it propagates, and the container's error handler delivers the records again.
  * Confined to the listener thread.
@@ -128,7 +133,7 @@ final class ListenerTransactions {
 		int size = this.limit;
 		// Batch listeners only: a record listener's next records of the same poll would still be
 		// delivered after a rewind, so it commits each record before the next one.
-		ListenerPipelines.ConsumerPipeline pipeline = (this.pipelines != null && this.pipelines.enabled() && size > 0
+		ListenerPipeline pipeline = (this.pipelines != null && this.pipelines.enabled() && size > 0
 				&& this.delivery.batch()) ? this.pipelines.of(this.delivery.consumer()) : null;
 		try {
 			Attempt whole;
@@ -376,11 +381,11 @@ final class ListenerTransactions {
 	 *     sought back and delivered again
 	 * @throws Throwable as {@link #attempt(int, int)}
 	 */
-	private Attempt spanningAttempt(ListenerPipelines.ConsumerPipeline pipeline) throws Throwable {
+	private Attempt spanningAttempt(ListenerPipeline pipeline) throws Throwable {
 		List<ConsumerRecord<?, ?>> records = this.delivery.records().subList(0, this.limit);
 		Object[] arguments = slice(0, records.size());
 		Throwable[] listenerFailure = new Throwable[1];
-		ListenerPipelines.Open open = pipeline.open();
+		ListenerPipeline.Open open = pipeline.open();
 		boolean spanned = open != null;
 		if (open == null) {
 			open = pipeline.begin(this.observer);
