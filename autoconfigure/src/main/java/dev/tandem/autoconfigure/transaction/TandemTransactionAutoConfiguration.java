@@ -195,17 +195,24 @@ public class TandemTransactionAutoConfiguration {
 							+ " (" + ListenerPipelines.DEFAULT_DEPTH + " by default), or raise tandem.transaction.slots.");
 		}
 		TandemProperties.Listener listener = properties.getListener();
-		TransactionSizing sizing;
-		try {
-			sizing = new TransactionSizing(listener.getMaxRecords(), listener.getGrowth(), listener.getMaxInterval());
+		if (listener.getMaxRecords() < 1) {
+			throw new TandemConfigurationException("tandem.listener.max-records", "tandem.listener.max-records is "
+					+ listener.getMaxRecords() + " but must be 1 or more.", "Set tandem.listener.max-records to 1 or more ("
+							+ TransactionSizing.DEFAULT.maxRecords() + " by default).");
 		}
-		catch (IllegalArgumentException ex) {
-			throw new TandemConfigurationException("tandem.listener.max-records", "tandem.listener.max-records, growth or "
-					+ "max-interval is out of range: " + ex.getMessage(), "Set max-records to 1 or more, growth to 1 to "
-							+ "1000 and max-interval to a positive duration (defaults " + TransactionSizing.DEFAULT.maxRecords()
-							+ ", " + TransactionSizing.DEFAULT.growth() + ", " + TransactionSizing.DEFAULT.maxInterval().toMillis()
-							+ "ms).");
+		if (listener.getGrowth() < 1 || listener.getGrowth() > 1000) {
+			throw new TandemConfigurationException("tandem.listener.growth", "tandem.listener.growth is "
+					+ listener.getGrowth() + " but must be 1 to 1000.", "Set tandem.listener.growth to 1 (no growth) up to 1000 ("
+							+ TransactionSizing.DEFAULT.growth() + " by default).");
 		}
+		if (listener.getMaxInterval().isNegative() || listener.getMaxInterval().isZero()) {
+			throw new TandemConfigurationException("tandem.listener.max-interval", "tandem.listener.max-interval is "
+					+ DurationText.of(listener.getMaxInterval()) + " but must be positive.",
+					"Set a positive tandem.listener.max-interval (" + DurationText.of(TransactionSizing.DEFAULT.maxInterval())
+							+ " by default).");
+		}
+		TransactionSizing sizing = new TransactionSizing(listener.getMaxRecords(), listener.getGrowth(),
+				listener.getMaxInterval());
 		if (sizing.maxInterval().compareTo(manager.transactionTimeout()) >= 0) {
 			throw new TandemConfigurationException("tandem.listener.max-interval", "tandem.listener.max-interval is "
 					+ DurationText.of(sizing.maxInterval()) + " but must be below tandem.transaction.timeout ("
