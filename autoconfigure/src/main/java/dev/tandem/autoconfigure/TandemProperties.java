@@ -18,6 +18,7 @@ import dev.tandem.text.DurationText;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
 import dev.tandem.transaction.HangingTransactionsCheck;
+import dev.tandem.transaction.TransactionSizing;
 
 /**
  * Configuration properties for Tandem ({@code tandem.*}). Defaults the library declares (the
@@ -560,6 +561,27 @@ public class TandemProperties {
 		private int pipelineDepth = ListenerPipelines.DEFAULT_DEPTH;
 
 		/**
+		 * Records at which a pipelined batch listener's transaction, which spans deliveries (the
+		 * listener returns and the next delivery joins it), is closed and committed, unless the
+		 * previous transaction is still preparing: then it keeps taking deliveries, up to growth
+		 * times as many.
+		 */
+		private int maxRecords = TransactionSizing.DEFAULT.maxRecords();
+
+		/**
+		 * How many times max-records a pipelined batch listener's transaction may hold while the
+		 * previous one still prepares (its offset commit, a round trip to the source). 1 closes
+		 * it at max-records.
+		 */
+		private int growth = TransactionSizing.DEFAULT.growth();
+
+		/**
+		 * Age at which a pipelined batch listener's transaction is closed and committed whatever
+		 * its size, also when no records come. Below tandem.transaction.timeout.
+		 */
+		private Duration maxInterval = TransactionSizing.DEFAULT.maxInterval();
+
+		/**
 		 * How long records delivered to a listener of a Tandem container may wait without a
 		 * commit of its group before the container is reported stalled (health DOWN, an ERROR
 		 * line, the tandem.listener.containers meter). Checked in the background every quarter
@@ -575,6 +597,30 @@ public class TandemProperties {
 
 		public void setStallThreshold(Duration stallThreshold) {
 			this.stallThreshold = stallThreshold;
+		}
+
+		public int getMaxRecords() {
+			return this.maxRecords;
+		}
+
+		public void setMaxRecords(int maxRecords) {
+			this.maxRecords = maxRecords;
+		}
+
+		public int getGrowth() {
+			return this.growth;
+		}
+
+		public void setGrowth(int growth) {
+			this.growth = growth;
+		}
+
+		public Duration getMaxInterval() {
+			return this.maxInterval;
+		}
+
+		public void setMaxInterval(Duration maxInterval) {
+			this.maxInterval = maxInterval;
 		}
 
 		public int getPipelineDepth() {

@@ -400,6 +400,16 @@ class TandemAutoConfigurationTests {
 			assertThat(analysis.getDescription()).contains("tandem.listener.stall-threshold");
 			assertThat(analysis.getAction()).contains("tandem.listener.stall-threshold");
 		});
+		configured().withPropertyValues("tandem.listener.max-interval=20m").run((context) -> {
+			FailureAnalysis analysis = analysis(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("tandem.listener.max-interval is 20m")
+				.contains("tandem.transaction.timeout");
+		});
+		configured().withPropertyValues("tandem.listener.growth=0").run((context) -> {
+			FailureAnalysis analysis = analysis(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("tandem.listener.growth is 0");
+			assertThat(analysis.getAction()).contains("tandem.listener.growth");
+		});
 	}
 
 	@Configuration(proxyBeanMethods = false)

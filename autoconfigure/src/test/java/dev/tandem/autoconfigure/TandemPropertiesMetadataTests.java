@@ -18,7 +18,8 @@ class TandemPropertiesMetadataTests {
 	@Test
 	void everyDefaultInTheMetadataIsTheDefaultOfTheProperties() throws Exception {
 		this.metadata.assertDefaultsAreTheValues("tandem.transaction.slots", "tandem.transaction.lease-timeout",
-				"tandem.listener.attempts", "tandem.listener.pipeline-depth");
+				"tandem.listener.attempts", "tandem.listener.pipeline-depth", "tandem.listener.max-records",
+				"tandem.listener.growth", "tandem.listener.max-interval");
 	}
 
 	@Test

@@ -92,9 +92,7 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 
 	private final List<ProcessorListener> listeners;
 
-	private final int maxRecords;
-
-	private final int growth;
+	private final TransactionSizing sizing;
 
 	private final long maxIntervalNanos;
 
@@ -116,8 +114,7 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		this.offsetsKeys = builder.offsetsKeys;
 		this.listeners = List.copyOf(builder.listeners);
 		this.outcomes = new PipelinedOutcomes<>(this::told);
-		this.maxRecords = builder.maxRecords;
-		this.growth = builder.growth;
+		this.sizing = new TransactionSizing(builder.maxRecords, builder.growth, builder.maxInterval);
 		if (builder.maxInterval.compareTo(builder.manager.transactionTimeout()) >= 0) {
 			throw new IllegalArgumentException("maxInterval " + DurationText.of(builder.maxInterval)
 					+ " is not below the manager's transaction timeout "
@@ -197,9 +194,8 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 			handle(records);
 		}
 		current = this.open;
-		if (current != null && (current.records >= this.maxRecords
-				&& (this.pipeline.preparing() == 0 || current.records >= this.growth * (long) this.maxRecords)
-				|| System.nanoTime() - current.startedNanos >= this.maxIntervalNanos
+		if (current != null && (this.sizing.due(current.records, System.nanoTime() - current.startedNanos,
+				this.pipeline.preparing())
 				|| (this.closeWhenIdle && current.records > 0 && this.pipeline.inFlight() <= 1))) {
 			closeOpen();
 		}

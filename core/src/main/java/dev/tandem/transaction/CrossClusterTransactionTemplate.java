@@ -240,6 +240,60 @@ public final class CrossClusterTransactionTemplate {
 	}
 
 	/**
+	 * Runs one more piece of work in a transaction that the caller keeps open across calls (a
+	 * pipelined transaction spanning several listener deliveries, begun with
+	 * {@link TransactionPipeline#begin()}): binds it to the thread while the work runs, so that
+	 * {@link #currentTransaction()} and joined scopes see it, and neither commits nor aborts it,
+	 * except that it is aborted (and can no longer be used) when the work throws what the
+	 * rollback rule aborts or a joined scope marked it rollback-only. A failure the rule lets commit
+	 * leaves it active: the caller commits it before rethrowing, as {@link #executeChecked} would.
+	 * @param <T> result type
+	 * @param <E> checked exception type
+	 * @param transaction an active transaction of the calling thread, not bound to it
+	 * @param work the work
+	 * @return the work's result; the transaction is still active
+	 * @throws E as thrown by the work, after the abort if the rollback rule aborts
+	 * @throws TransactionAbortedException if a joined scope marked it rollback-only (it was aborted)
+	 * @throws IllegalStateException if a transaction is already bound to this thread, or this one
+	 *     is not active
+	 */
+	public <T, E extends Throwable> T executeIn(CrossClusterTransaction transaction, TransactionCallback<T, E> work)
+			throws E {
+		Scope bound = CURRENT.get();
+		if (bound != null) {
+			throw new IllegalStateException("Transaction " + bound.transaction.transactionId()
+					+ " is bound to this thread: a transaction kept open across calls must be the outermost");
+		}
+		if (transaction.state() != TransactionState.ACTIVE) {
+			throw new IllegalStateException("Transaction " + transaction.transactionId() + " is " + transaction.state()
+					+ ", not ACTIVE");
+		}
+		Scope scope = new Scope(transaction);
+		CURRENT.set(scope);
+		try {
+			T result;
+			try {
+				result = work.doInTransaction(transaction);
+			}
+			catch (Throwable ex) {
+				if (this.rollbackOn.test(ex) || scope.rollbackOnly) {
+					transaction.abort();
+				}
+				throw ex;
+			}
+			if (scope.rollbackOnly) {
+				transaction.abort();
+				throw new TransactionAbortedException("Transaction " + transaction.transactionId()
+						+ " was marked rollback-only by a joined scope and has been aborted", null);
+			}
+			return result;
+		}
+		finally {
+			CURRENT.set(null);
+		}
+	}
+
+	/**
 	 * What {@link #executePipelined} started.
 	 * @param <T> result type
 	 * @param result the work's result

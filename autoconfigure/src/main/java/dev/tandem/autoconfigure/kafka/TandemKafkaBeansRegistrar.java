@@ -24,6 +24,7 @@ import dev.tandem.autoconfigure.ClusterBeanRegistrar;
 import dev.tandem.autoconfigure.TandemClusters;
 import dev.tandem.autoconfigure.TandemProperties;
 import dev.tandem.autoconfigure.transaction.FailedRecordException;
+import dev.tandem.autoconfigure.transaction.ListenerPipelines;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 
 /**
@@ -92,6 +93,13 @@ public class TandemKafkaBeansRegistrar extends ClusterBeanRegistrar {
 			// A pipelined commit that failed while no record comes is noticed at the idle event (ListenerPipelines).
 			if (factory.getContainerProperties().getIdleEventInterval() == null) {
 				factory.getContainerProperties().setIdleEventInterval(1000L);
+			}
+			// Pipelined batch listeners' transactions span deliveries: the pipelines see the consumer's
+			// polls and rebalances (close a due transaction when no record comes, close or abort it
+			// before partitions go).
+			ListenerPipelines pipelines = beanFactory().getBeanProvider(ListenerPipelines.class).getIfAvailable();
+			if (pipelines != null) {
+				consumerFactory.addPostProcessor(pipelines::hook);
 			}
 			ListenerContainerMonitor monitor = beanFactory().getBeanProvider(ListenerContainerMonitor.class).getIfAvailable();
 			TandemListenerInterceptor interceptor = new TandemListenerInterceptor(cluster, manager, monitor);

@@ -22,6 +22,7 @@ import dev.tandem.transaction.CrossClusterTransaction;
 import dev.tandem.transaction.CrossClusterTransactionTemplate;
 import dev.tandem.transaction.InDoubtTransactionException;
 import dev.tandem.transaction.TransactionAbortedException;
+import dev.tandem.transaction.TransactionState;
 
 /**
  * Runs one listener delivery in cross-cluster transactions so that a failing record costs only
@@ -36,6 +37,11 @@ import dev.tandem.transaction.TransactionAbortedException;
  * the container with its offset uncommitted ({@link FailedRecordAction#STOP}). Records are
  * committed in delivery order, so a partition's committed offset only moves forward; nothing is
  * ever skipped with its offset committed and nothing written.
+ * <p>
+ * With {@link ListenerPipelines} (a batch listener, {@code tandem.listener.pipeline-depth} 2 or
+ * more) the whole delivery joins the consumer's open transaction, which spans deliveries and
+ * commits on the pipeline; a listener failure on a later delivery of it aborts it whole and
+ * its deliveries come again, each alone until the failing one is narrowed here.
  * <p>
  * A failure that is not the listener's (a commit that fails, a cluster that cannot be reached)
  * is not narrowed: it propagates, and the container's error handler delivers the records again.
@@ -127,20 +133,21 @@ final class ListenerTransactions {
 		int size = this.limit;
 		// Batch listeners only: a record listener's next records of the same poll would still be
 		// delivered after a rewind, so it commits each record before the next one.
-		ListenerPipelines.ConsumerPipeline pipeline = (this.pipelines != null && this.pipelines.enabled() && size > 0
+		ListenerPipeline pipeline = (this.pipelines != null && this.pipelines.enabled() && size > 0
 				&& this.delivery.batch()) ? this.pipelines.of(this.delivery.consumer()) : null;
 		try {
 			Attempt whole;
 			if (pipeline != null) {
-				if (pipeline.rewindIfFailed(this.delivery.consumer(), this.delivery.records())) {
+				if (pipeline.rewindIfFailed(this.delivery.records())) {
 					return null; // an earlier transaction failed: these records come again after its own
 				}
-				whole = pipelinedAttempt(pipeline);
+				whole = spanningAttempt(pipeline);
 				if (whole.failure == null) {
 					return whole.result;
 				}
-				// the listener failed: the transactions before this delivery first, then narrowing
-				if (pipeline.drainAndRewind(this.delivery.consumer(), this.delivery.records())) {
+				// the listener failed on the first delivery of its transaction: the transactions
+				// before it first, then narrowing
+				if (pipeline.drainAndRewind(this.delivery.records())) {
 					return null;
 				}
 			}
@@ -317,6 +324,15 @@ final class ListenerTransactions {
 	 */
 	private CrossClusterTransactionTemplate.TransactionCallback<Object, Throwable> invoke(
 			List<ConsumerRecord<?, ?>> records, Object[] arguments, Throwable[] listenerFailure) {
+		return invoke(records, arguments, listenerFailure, true);
+	}
+
+	/**
+	 * As {@link #invoke(List, Object[], Throwable[])}; without {@code offsets} the caller adds the
+	 * records' offsets when it closes the transaction (a transaction spanning deliveries).
+	 */
+	private CrossClusterTransactionTemplate.TransactionCallback<Object, Throwable> invoke(
+			List<ConsumerRecord<?, ?>> records, Object[] arguments, Throwable[] listenerFailure, boolean offsets) {
 		return (@Nullable CrossClusterTransaction transaction) -> {
 			Object value;
 			this.invoked = true;
@@ -333,7 +349,7 @@ final class ListenerTransactions {
 				listenerFailure[0] = ex;
 				throw ex;
 			}
-			if (transaction != null) {
+			if (transaction != null && offsets) {
 				transaction.sendOffsets(this.delivery.consumer(), ListenerInvocation.nextOffsets(records));
 			}
 			return value;
@@ -356,25 +372,50 @@ final class ListenerTransactions {
 	}
 
 	/**
-	 * Runs the whole delivery in a transaction of the consumer's pipeline, which commits it
-	 * while the container delivers the next records.
-	 * @return the result, or the listener's failure when it aborted the transaction
+	 * Runs the whole delivery in the consumer's open transaction (begun on its pipeline if none is
+	 * open), which stays open when the listener returns, so that the next deliveries join it; it is
+	 * closed and commits on the pipeline, while the container delivers the next records, once it is
+	 * due ({@link ListenerPipelines}).
+	 * @return the result; the listener's failure when it aborted the first delivery of a
+	 *     transaction; or {@link Attempt#REWOUND} when it aborted a later one, whose deliveries are
+	 *     sought back and delivered again
 	 * @throws Throwable as {@link #attempt(int, int)}
 	 */
-	private Attempt pipelinedAttempt(ListenerPipelines.ConsumerPipeline pipeline) throws Throwable {
+	private Attempt spanningAttempt(ListenerPipeline pipeline) throws Throwable {
 		List<ConsumerRecord<?, ?>> records = this.delivery.records().subList(0, this.limit);
 		Object[] arguments = slice(0, records.size());
 		Throwable[] listenerFailure = new Throwable[1];
+		ListenerPipeline.Open open = pipeline.open();
+		boolean spanned = open != null;
+		if (open == null) {
+			open = pipeline.begin(this.observer);
+		}
+		// from now on these records are the open transaction's: a failure rewinds them with it
+		open.added(records);
+		Object result;
 		try {
-			CrossClusterTransactionTemplate.Pipelined<Object> pipelined = ObservedTransactions.executePipelined(
-					this.observer, this.template, pipeline.pipeline(), invoke(records, arguments, listenerFailure));
-			pipeline.submitted(records, pipelined.outcome());
-			this.settled = records.size();
-			return new Attempt(pipelined.result(), null);
+			result = this.template.executeIn(open.transaction(), invoke(records, arguments, listenerFailure, false));
 		}
 		catch (Throwable ex) {
+			open.detach();
+			if (open.transaction().state() == TransactionState.ACTIVE) {
+				// the rollback rule lets it commit: with the deliveries before it, then rethrown
+				pipeline.closeOpen();
+				pipeline.drainAndRewind(List.of());
+				throw ex;
+			}
+			if (spanned) {
+				// aborted with the earlier deliveries it held: all of them are delivered again
+				pipeline.abandon(records, ex);
+				return Attempt.REWOUND;
+			}
+			pipeline.forgetOpen(ex);
 			return listenerFailed(ex, listenerFailure[0], records);
 		}
+		open.detach();
+		this.settled = records.size();
+		pipeline.delivered();
+		return new Attempt(result, null);
 	}
 
 	/**
@@ -496,6 +537,10 @@ final class ListenerTransactions {
 	}
 
 	private record Attempt(@Nullable Object result, @Nullable Throwable failure) {
+
+		/** The delivery was sought back with the transaction it joined: it is delivered again. */
+		static final Attempt REWOUND = new Attempt(null, null);
+
 	}
 
 }

@@ -6,11 +6,9 @@ import dev.tandem.autoconfigure.transaction.TandemTransactionObserver.Observed;
 import dev.tandem.autoconfigure.transaction.TandemTransactionObserver.Outcome;
 import dev.tandem.transaction.CrossClusterTransaction;
 import dev.tandem.transaction.CrossClusterTransactionTemplate;
-import dev.tandem.transaction.CrossClusterTransactionTemplate.Pipelined;
 import dev.tandem.transaction.CrossClusterTransactionTemplate.TransactionCallback;
 import dev.tandem.transaction.HeuristicOutcomeException;
 import dev.tandem.transaction.InDoubtTransactionException;
-import dev.tandem.transaction.TransactionPipeline;
 import dev.tandem.transaction.TransactionState;
 
 /**
@@ -51,45 +49,6 @@ final class ObservedTransactions {
 				throw ex;
 			}
 		}
-	}
-
-	/**
-	 * Runs work in a new transaction of a pipeline; the observation ends when the pipelined
-	 * commit's outcome is known, on the committing thread.
-	 */
-	static <T, E extends Throwable> Pipelined<T> executePipelined(TandemTransactionObserver observer,
-			CrossClusterTransactionTemplate template, TransactionPipeline pipeline, TransactionCallback<T, E> work) throws E {
-		Observed observed = observer.start();
-		Pipelined<T> pipelined;
-		try {
-			pipelined = template.executePipelined(pipeline, (@Nullable CrossClusterTransaction transaction) -> {
-				if (transaction != null) {
-					observed.begun(transaction);
-				}
-				return work.doInTransaction(transaction);
-			});
-		}
-		catch (Throwable ex) {
-			try {
-				observed.ended(Outcome.ABORTED, ex);
-			}
-			finally {
-				observed.close();
-			}
-			throw ex;
-		}
-		observed.detach();
-		pipelined.outcome().whenComplete((ok, failure) -> {
-			try {
-				Throwable cause = (failure instanceof java.util.concurrent.CompletionException) ? failure.getCause() : failure;
-				observed.ended((cause == null) ? Outcome.COMMITTED
-						: (cause instanceof HeuristicOutcomeException) ? Outcome.HEURISTIC : Outcome.ABORTED, cause);
-			}
-			finally {
-				observed.close();
-			}
-		});
-		return pipelined;
 	}
 
 }

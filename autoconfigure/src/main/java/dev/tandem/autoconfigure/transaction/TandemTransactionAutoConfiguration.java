@@ -40,6 +40,7 @@ import dev.tandem.transaction.CrossClusterTransactional;
 import dev.tandem.transaction.DecisionLog;
 import dev.tandem.transaction.ProtocolHook;
 import dev.tandem.transaction.TransactionListener;
+import dev.tandem.transaction.TransactionSizing;
 import dev.tandem.transaction.TransactionStatistics;
 
 /**
@@ -193,8 +194,34 @@ public class TandemTransactionAutoConfiguration {
 					+ "flight holds a slot.", "Set tandem.listener.pipeline-depth to 1 (no pipelining) up to " + slots
 							+ " (" + ListenerPipelines.DEFAULT_DEPTH + " by default), or raise tandem.transaction.slots.");
 		}
-		return new ListenerPipelines(manager, depth, properties.getListener().getBackOff(),
-				(cluster) -> maxPollInterval(clusters, cluster));
+		TandemProperties.Listener listener = properties.getListener();
+		if (listener.getMaxRecords() < 1) {
+			throw new TandemConfigurationException("tandem.listener.max-records", "tandem.listener.max-records is "
+					+ listener.getMaxRecords() + " but must be 1 or more.", "Set tandem.listener.max-records to 1 or more ("
+							+ TransactionSizing.DEFAULT.maxRecords() + " by default).");
+		}
+		if (listener.getGrowth() < 1 || listener.getGrowth() > 1000) {
+			throw new TandemConfigurationException("tandem.listener.growth", "tandem.listener.growth is "
+					+ listener.getGrowth() + " but must be 1 to 1000.", "Set tandem.listener.growth to 1 (no growth) up to 1000 ("
+							+ TransactionSizing.DEFAULT.growth() + " by default).");
+		}
+		if (listener.getMaxInterval().isNegative() || listener.getMaxInterval().isZero()) {
+			throw new TandemConfigurationException("tandem.listener.max-interval", "tandem.listener.max-interval is "
+					+ DurationText.of(listener.getMaxInterval()) + " but must be positive.",
+					"Set a positive tandem.listener.max-interval (" + DurationText.of(TransactionSizing.DEFAULT.maxInterval())
+							+ " by default).");
+		}
+		TransactionSizing sizing = new TransactionSizing(listener.getMaxRecords(), listener.getGrowth(),
+				listener.getMaxInterval());
+		if (sizing.maxInterval().compareTo(manager.transactionTimeout()) >= 0) {
+			throw new TandemConfigurationException("tandem.listener.max-interval", "tandem.listener.max-interval is "
+					+ DurationText.of(sizing.maxInterval()) + " but must be below tandem.transaction.timeout ("
+					+ DurationText.of(manager.transactionTimeout()) + "): the brokers abort a transaction left open that long.",
+					"Set a shorter tandem.listener.max-interval (" + DurationText.of(TransactionSizing.DEFAULT.maxInterval())
+							+ " by default) or a longer tandem.transaction.timeout.");
+		}
+		return new ListenerPipelines(manager, depth, listener.getBackOff(), (cluster) -> maxPollInterval(clusters, cluster),
+				sizing);
 	}
 
 	/** The cluster's consumer {@code max.poll.interval.ms}, or Kafka's default where unset or not a number. */
