@@ -245,7 +245,7 @@ public final class MirrorBench {
 			case "mm2-eos", "mm2-alo" -> new MirrorMaker2Contender(name.equals("mm2-eos"), Path.of(Objects.requireNonNull(
 					this.options.get("mm2-classpath"), "--mm2-classpath <file> is required for the " + name + " contender")));
 			case "alo-async" -> new AtLeastOnceMirrorContender();
-			case "tandem", "tandem-source" -> new TandemMirrorContender(work.resolve("coordinator"),
+			case "tandem", "tandem-source" -> new TandemMirrorContender(work.resolve("coordinator-" + name),
 					this.options.containsKey("tandem-max-records") ? Integer.parseInt(this.options.get("tandem-max-records"))
 							: null,
 					name.equals("tandem-source") ? MirrorSettings.Positions.SOURCE : null);

@@ -116,9 +116,11 @@ class MirrorChaosTests {
 
 		MIRROR_HALT_AFTER_PREPARE(ProtocolStep.AFTER_PREPARE, "mirror halts after prepare, before the decision"),
 
-		MIRROR_HALT_AFTER_DECISION(ProtocolStep.AFTER_DECISION, "mirror halts after the decision, before any commit"),
+		MIRROR_HALT_AFTER_DECISION(ProtocolStep.AFTER_DECISION,
+				"mirror with its positions on the source halts after the decision, before any commit"),
 
-		MIRROR_HALT_MID_COMMIT(ProtocolStep.MID_COMMIT, "mirror halts with one participant committed"),
+		MIRROR_HALT_MID_COMMIT(ProtocolStep.MID_COMMIT,
+				"mirror with its positions on the source halts with one participant committed"),
 
 		MIRROR_HALT_AFTER_COMMIT(ProtocolStep.AFTER_COMMIT, "mirror halts after every commit"),
 
@@ -129,6 +131,15 @@ class MirrorChaosTests {
 		TARGET_ROLLING_RESTART(null, "controller and every target broker restarted in turn during the copy");
 
 		final @Nullable ProtocolStep step;
+
+		/**
+		 * Whether the mirror keeps its positions on the source (a cross-cluster transaction per
+		 * mirror transaction): only there do the decision and a partial commit exist; every other
+		 * fault runs the default, positions on the one target (one Kafka transaction, one-phase).
+		 */
+		boolean positionsOnSource() {
+			return this.step == ProtocolStep.AFTER_DECISION || this.step == ProtocolStep.MID_COMMIT;
+		}
 
 		final String description;
 
@@ -590,6 +601,9 @@ class MirrorChaosTests {
 					// Static membership (KIP-345): a restarted mirror takes its partitions back at once
 					"--tandem.clusters." + SOURCE + ".consumer.group.instance.id=" + this.instanceId,
 					"--tandem.clusters." + SOURCE + ".consumer.session.timeout.ms=6000",
+					// the same for the mirror's group on the target (positions on the target, the default)
+					"--tandem.clusters." + TARGET + ".consumer.group.instance.id=" + this.instanceId,
+					"--tandem.clusters." + TARGET + ".consumer.session.timeout.ms=6000",
 					"--tandem.transaction.instance-id=" + this.instanceId, "--tandem.transaction.slots=5",
 					// a restart after kill -9 waits at most this long for its previous run's lease
 					"--tandem.transaction.lease-timeout=3s",
@@ -600,6 +614,9 @@ class MirrorChaosTests {
 					"--tandem.mirror.replication-factor=3", "--spring.main.web-application-type=none",
 					"--logging.level.root=WARN", "--logging.level.dev.tandem=INFO",
 					"--logging.level.dev.tandem.mirror.Mirror=DEBUG"));
+			if (this.fault.positionsOnSource()) {
+				command.add("--tandem.mirror.positions=source");
+			}
 			if (random != null && this.fault.step != null) {
 				this.haltAt = 2 + random.nextInt(4);
 				command.add("--chaos.halt-at-step=" + this.fault.step);
@@ -621,7 +638,7 @@ class MirrorChaosTests {
 			if (mirror != null && !mirror.isAlive()) {
 				throw new IllegalStateException("the mirror exited with " + mirror.exitValue() + " (see " + this.dir + ")");
 			}
-			return committed(sourceAdmin, this.mirrorGroup).values().stream().mapToLong(Long::longValue).sum();
+			return mirrorPositions().values().stream().mapToLong(Long::longValue).sum();
 		}
 
 		private void awaitMoreProgress(Process mirror) throws Exception {
@@ -633,7 +650,7 @@ class MirrorChaosTests {
 		/** Whether the mirror's committed source offsets reached the source's end offsets. */
 		private boolean mirroredToTheEnd() throws Exception {
 			Map<Integer, Long> ends = MirrorChaosChecker.endOffsets(sourceAdmin, this.topic, PARTITIONS);
-			Map<Integer, Long> mirrored = committed(sourceAdmin, this.mirrorGroup);
+			Map<Integer, Long> mirrored = mirrorPositions();
 			// the mirror's offset may stop just before the last transaction's commit marker
 			return ends.entrySet().stream().allMatch((end) -> mirrored.getOrDefault(end.getKey(), -1L) >= end.getValue() - 1);
 		}
@@ -654,7 +671,7 @@ class MirrorChaosTests {
 				if (!mirroredToTheEnd()) {
 					return false;
 				}
-				Map<Integer, Long> mirrored = committed(sourceAdmin, this.mirrorGroup);
+				Map<Integer, Long> mirrored = mirrorPositions();
 				Map<String, Map<Integer, Long>> translated = new HashMap<>();
 				translated.put(this.mirrorGroup, mirrored);
 				for (String group : List.of(this.lagGroup, this.tipGroup)) {
@@ -666,6 +683,11 @@ class MirrorChaosTests {
 				}
 				return translated.equals(previous.getAndSet(translated));
 			});
+		}
+
+		/** The mirror's committed source positions by partition: its group on the source or on the target. */
+		private Map<Integer, Long> mirrorPositions() throws Exception {
+			return committed(this.fault.positionsOnSource() ? sourceAdmin : targetAdmin, this.mirrorGroup);
 		}
 
 		private static Map<Integer, Long> committed(Admin admin, String group) throws Exception {
