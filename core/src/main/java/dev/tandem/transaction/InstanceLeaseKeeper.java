@@ -24,9 +24,13 @@ import dev.tandem.text.DurationText;
  * <li>At start-up, {@link #acquire()} takes the lease. If another run of this instance id holds it,
  * it waits: a lease that expires unrenewed belonged to a run that died (a restart after a crash
  * waits at most one lease timeout); a lease renewed meanwhile belongs to a running instance, and
- * start-up fails with {@link DuplicateInstanceException}.</li>
- * <li>While running, every third of the lease timeout: renews the lease (a claimed lease is
- * lost: the instance stops beginning transactions and logs an ERROR), claims the expired leases
+ * start-up fails with {@link DuplicateInstanceException}. The runs seen holding the lease before
+ * this one ({@link #previousRuns()}) never get it back: their open transactions are fenced at
+ * start-up.</li>
+ * <li>While running, every third of the lease timeout: renews the lease with
+ * {@link DecisionLog#renewHeldLease}, so that a lease that left this run (claimed, or taken by
+ * another run after it expired) never returns to it (a lost lease: the instance stops beginning
+ * transactions and logs an ERROR), claims the expired leases
  * of other instances of the app and has the {@link TransactionRecovery} take them over, and lists the
  * decided-not-completed transactions of every instance of the app, logging a WARN once for each older than the
  * stale-decision age.</li>
