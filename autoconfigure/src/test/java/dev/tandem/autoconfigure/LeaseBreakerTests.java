@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -41,6 +42,7 @@ import dev.tandem.transaction.InstanceLease;
 import dev.tandem.transaction.ProtocolHook;
 import dev.tandem.transaction.ProtocolStep;
 import dev.tandem.transaction.TransactionListener;
+import dev.tandem.transaction.TransactionState;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
@@ -390,6 +392,123 @@ class LeaseBreakerTests {
 		assertAtomic("new-east-", "new-west-");
 	}
 
+	/**
+	 * The window bug C left open (issue 26 item 1): the claimant passes its re-check (its claim and its own
+	 * lease are valid) and pauses right after it, before it fences, for longer than its own lease. The dead
+	 * instance is restarted meanwhile and its new run commits a transaction. The claimant wakes up and fences:
+	 * with transactional ids shared by every run of an instance it aborted the new run's decided transaction
+	 * on the cluster not committed yet; with per-run ids it fences the dead run's ids only, and the new run's
+	 * transaction commits on both clusters.
+	 */
+	@Test
+	void aClaimantThatPausesAfterItsRecheckNeverFencesTheRestartedRunsTransaction() throws Exception {
+		// The claimant pauses inside the read of its re-check (stillEntitled), the answer already read.
+		CountDownLatch claimantWake = new CountDownLatch(1);
+		CountDownLatch fenced = new CountDownLatch(1);
+		AtomicBoolean pauseNextRead = new AtomicBoolean();
+		AtomicBoolean claimantPaused = new AtomicBoolean();
+		FreezableLog claimantLog = new FreezableLog(log()) {
+
+			@Override
+			public List<InstanceLease> leases(String idPrefix, Duration timeout) {
+				List<InstanceLease> answer = super.leases(idPrefix, timeout);
+				if (Thread.currentThread().getName().startsWith("tandem-lease-") && pauseNextRead.compareAndSet(true, false)) {
+					this.frozen.set(true); // the whole process is paused: no renewal either
+					claimantPaused.set(true);
+					try {
+						claimantWake.await(120, TimeUnit.SECONDS);
+					}
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+					}
+					this.frozen.set(false);
+				}
+				return answer;
+			}
+
+			@Override
+			public void releaseLease(String owner, String by, Duration timeout) {
+				super.releaseLease(owner, by, timeout);
+				if (!by.equals(owner)) {
+					fenced.countDown(); // takeOver releases the claimed lease right after fencing
+				}
+			}
+
+		};
+		TransactionListener pauseAtTheRecheck = new TransactionListener() {
+			@Override
+			public void onRecovered(String transactionId) {
+				if (Thread.currentThread().getName().startsWith("tandem-lease-")) {
+					pauseNextRead.set(true); // the next read of this thread is stillEntitled's
+				}
+			}
+		};
+		started(builder("claimant", true).decisionLog(claimantLog).listener(pauseAtTheRecheck));
+
+		// The instance that dies with a decided transaction, and an open one on its other slot.
+		AtomicReference<String> doomedId = new AtomicReference<>();
+		ProtocolHook crash = (transactionId, step) -> {
+			if (step == ProtocolStep.AFTER_DECISION && transactionId.equals(doomedId.get())) {
+				throw new ProtocolHook.SimulatedCrashException(step);
+			}
+		};
+		CrossClusterTransactionManager doomed = started(builder("pod-1", true).protocolHook(crash));
+		String deadRun = lease(this.topic + ".pod-1").incarnation();
+		CrossClusterTransaction dead = doomed.begin();
+		doomedId.set(dead.transactionId());
+		send(dead, "east", "dead-east-");
+		send(dead, "west", "dead-west-");
+		assertThat(catchThrowable(dead::commit)).isInstanceOf(ProtocolHook.SimulatedCrashException.class);
+		doomed.abandon();
+
+		await().atMost(Duration.ofSeconds(30)).untilTrue(claimantPaused); // re-check passed, paused before fencing
+		InstanceLease claimantLease = lease(this.topic + ".claimant");
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> System.currentTimeMillis() > claimantLease.expiresAtMs() + 200); // the claimant's own lease expires
+
+		// The dead instance is restarted: a fresh lease (the claimant is not live), transactional ids of its own.
+		CountDownLatch midCommit = new CountDownLatch(1);
+		CountDownLatch goOn = new CountDownLatch(1);
+		AtomicReference<String> newId = new AtomicReference<>();
+		ProtocolHook slowCommit = (transactionId, step) -> {
+			if (step == ProtocolStep.MID_COMMIT && transactionId.equals(newId.get())) {
+				midCommit.countDown();
+				try {
+					goOn.await(120, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}
+		};
+		CrossClusterTransactionManager restarted = started(builder("pod-1", true).protocolHook(slowCommit));
+		String newRun = lease(this.topic + ".pod-1").incarnation();
+		assertThat(newRun).isNotEqualTo(deadRun);
+		assertThat(restarted.transactionalId("west", 0)).isEqualTo(this.topic + ".west.pod-1.0." + newRun);
+		assertThat(doomed.transactionalId("west", 0)).isEqualTo(this.topic + ".west.pod-1.0." + deadRun);
+		CrossClusterTransaction txn = restarted.begin();
+		newId.set(txn.transactionId());
+		send(txn, "east", "new-east-");
+		send(txn, "west", "new-west-");
+		CompletableFuture<Throwable> commit = CompletableFuture.supplyAsync(() -> catchThrowable(txn::commit));
+		assertThat(midCommit.await(30, TimeUnit.SECONDS)).isTrue(); // decided, one cluster committed, not the other
+
+		claimantWake.countDown(); // the claimant wakes up and fences, its re-check long stale
+		assertThat(fenced.await(60, TimeUnit.SECONDS)).as("the claimant fenced and released").isTrue();
+		goOn.countDown();
+		assertThat(commit.get(60, TimeUnit.SECONDS)).isNull();
+		assertThat(txn.state()).isEqualTo(TransactionState.COMMITTED);
+		await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+			assertThat(committed("east")).filteredOn((v) -> v.startsWith("new-east-"))
+				.containsExactlyInAnyOrder("new-east-0", "new-east-1", "new-east-2");
+			assertThat(committed("west")).filteredOn((v) -> v.startsWith("new-west-"))
+				.containsExactlyInAnyOrder("new-west-0", "new-west-1", "new-west-2");
+			// the dead run's decided transaction, committed by whoever came first
+			assertThat(committed("east")).filteredOn((v) -> v.startsWith("dead-east-")).hasSize(3);
+			assertThat(committed("west")).filteredOn((v) -> v.startsWith("dead-west-")).hasSize(3);
+		});
+	}
+
 	private static InstanceLease lease(String owner) {
 		return log().leases(owner.substring(0, owner.lastIndexOf('.')), Duration.ofSeconds(5)).stream()
 			.filter((lease) -> lease.owner().equals(owner))
@@ -401,7 +520,7 @@ class LeaseBreakerTests {
 	 * A decision log whose lease renewals fail while frozen (the process is paused); it never
 	 * closes the shared log.
 	 */
-	static final class FreezableLog extends ForwardingDecisionLog {
+	static class FreezableLog extends ForwardingDecisionLog {
 
 		final AtomicBoolean frozen = new AtomicBoolean();
 
@@ -416,6 +535,15 @@ class LeaseBreakerTests {
 				throw new DecisionLogException("paused");
 			}
 			return super.renewLease(idPrefix, instanceId, incarnation, duration, timeout);
+		}
+
+		@Override
+		public @Nullable InstanceLease renewHeldLease(String idPrefix, String instanceId, String incarnation,
+				Duration duration, Duration timeout) {
+			if (this.frozen.get()) {
+				throw new DecisionLogException("paused");
+			}
+			return super.renewHeldLease(idPrefix, instanceId, incarnation, duration, timeout);
 		}
 
 		@Override

@@ -112,7 +112,11 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		TransactionListener listener = new CompositeTransactionListener(builder.listeners);
 		PendingRecoveries pendingRecoveries = new PendingRecoveries();
 		this.requireAllClustersAtStart = builder.requireAllClustersAtStart;
-		this.pool = new ParticipantPool(this.clients, this.idPrefix, this.instanceId, builder.slots,
+		boolean leased = !builder.leaseTimeout.isZero() && decisionLog.supportsLeases();
+		// one id per run: its lease's incarnation, its heartbeat's, and (with a lease) part of its transactional ids
+		String incarnation = UUID.randomUUID().toString();
+		this.pool = new ParticipantPool(this.clients, this.idPrefix, this.instanceId, leased ? incarnation : null,
+				builder.slots,
 				builder.transactionTimeout, builder.commitTimeout, builder.producerCreated, pendingRecoveries);
 		this.retries = new BackgroundRetries(owner(), builder.recoveryInterval);
 		this.databases = new Databases(builder.databases, owner(), builder.commitTimeout, builder.slots, this.retries);
@@ -124,14 +128,14 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		this.settlement = new OperatorSettlement(recoverySettings, this.recovery);
 		this.hanging = new HangingTransactions(this.clients, this.idPrefix, owner(), decisionLog,
 				builder.transactionTimeout);
-		boolean leased = !builder.leaseTimeout.isZero() && decisionLog.supportsLeases();
-		this.leases = leased ? new InstanceLeaseKeeper(decisionLog, this.idPrefix, this.instanceId, builder.leaseTimeout,
+		this.leases = leased ? new InstanceLeaseKeeper(decisionLog, this.idPrefix, this.instanceId, incarnation,
+				builder.leaseTimeout,
 				builder.staleDecisionAge, builder.decisionTimeout, this.recovery, System::currentTimeMillis) : null;
 		boolean duplicateCheck = (builder.duplicateCheckThroughKafka != null) ? builder.duplicateCheckThroughKafka
 				: !decisionLog.sharedByInstances();
 		this.guard = (duplicateCheck && !builder.leaseTimeout.isZero())
 				? new KafkaInstanceGuard(this.clients, this.clients.names().get(0), KafkaInstanceGuard.DEFAULT_TOPIC, owner(),
-						UUID.randomUUID().toString(), builder.leaseTimeout, builder.commitTimeout, System::currentTimeMillis)
+						incarnation, builder.leaseTimeout, builder.commitTimeout, System::currentTimeMillis)
 				: null;
 		AtomicInteger threads = new AtomicInteger();
 		this.executor = Executors.newCachedThreadPool((runnable) -> {
@@ -165,9 +169,10 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 	/**
 	 * Takes this instance's lease in the decision log (waiting at most one lease timeout for a
-	 * previous run's lease to expire), recovers this instance's in-doubt transactions, then creates
-	 * and initializes every participant producer (which aborts any undecided transaction a previous
-	 * incarnation left open and fences its zombies), and creates the marker topic where missing;
+	 * previous run's lease to expire), recovers this instance's in-doubt transactions, then aborts
+	 * what previous runs left open and creates and initializes every participant producer (with a
+	 * lease, on transactional ids of this run's own; without, on the ids every run shares, which
+	 * fences its zombies), and creates the marker topic where missing;
 	 * then renews the lease and takes over expired instances of the app in the background.
 	 * @throws DuplicateInstanceException if another running instance holds this instance id
 	 * @throws TandemException if a cluster is unreachable, or an in-doubt transaction cannot be
@@ -192,7 +197,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			this.databases.start();
 			this.recovery.recoverAtStart(this.requireAllClustersAtStart);
 			this.recovery.recoverPreparedBranches(owner());
-			this.pool.start(unavailable, this.requireAllClustersAtStart);
+			this.pool.start(unavailable, this.requireAllClustersAtStart,
+					(this.leases != null) ? this.leases.previousRuns() : Set.of());
 		}
 		catch (RuntimeException ex) {
 			// A start that failed holds no lease and no heartbeat: a retry need not wait for them.
@@ -477,7 +483,11 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the transactional id of a participant: {@code <id-prefix>.<cluster>.<instance-id>.<slot>}.
+	 * Returns the transactional id of a participant of this run: with a lease in the decision log,
+	 * {@code <id-prefix>.<cluster>.<instance-id>.<slot>.<run-id>} (the run id is the lease's
+	 * incarnation, a UUID: every run has ids of its own); without, the legacy
+	 * {@code <id-prefix>.<cluster>.<instance-id>.<slot>} every run shares. See
+	 * {@code docs/architecture.md}, "Transactional ids".
 	 * @param cluster the cluster name
 	 * @param slot the slot number, 0 or more
 	 * @return the transactional id

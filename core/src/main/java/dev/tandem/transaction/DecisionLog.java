@@ -132,6 +132,28 @@ public interface DecisionLog extends AutoCloseable {
 	}
 
 	/**
+	 * Renews the lease this run holds already: granted only while this run still holds it unclaimed
+	 * (expired or not). Once the lease left the run (claimed, released, purged, or taken by another
+	 * run after it expired), the run never gets it back, and the log refuses its decisions for good:
+	 * whoever fences the run's transactional ids after that aborts nothing the run may still decide
+	 * (issue 26 item 1). {@link #renewLease} is the first take, this every renewal after it.
+	 * @param idPrefix the app's id prefix
+	 * @param instanceId the instance id
+	 * @param incarnation this run's incarnation
+	 * @param duration how long the lease lasts from now, positive
+	 * @param timeout how long to wait for the write
+	 * @return the lease as stored after the call, granted if {@link InstanceLease#isHeldBy} this
+	 *     incarnation; null when the owner holds no lease any more
+	 * @throws DecisionLogException if the write failed or timed out
+	 * @throws UnsupportedOperationException if {@link #supportsLeases()} is false
+	 * @since 0.1.0
+	 */
+	default @Nullable InstanceLease renewHeldLease(String idPrefix, String instanceId, String incarnation,
+			Duration duration, Duration timeout) throws DecisionLogException {
+		throw new UnsupportedOperationException(getClass().getName() + " keeps no leases");
+	}
+
+	/**
 	 * Claims an expired lease of another instance of the same app, for the claimant to take over
 	 * its in-doubt transactions; from then on the log refuses the claimed owner's decisions.
 	 * Granted only if the claimant holds a live lease itself and the lease has expired unclaimed,

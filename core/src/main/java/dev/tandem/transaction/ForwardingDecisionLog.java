@@ -76,6 +76,12 @@ public abstract class ForwardingDecisionLog implements DecisionLog {
 	}
 
 	@Override
+	public @Nullable InstanceLease renewHeldLease(String idPrefix, String instanceId, String incarnation,
+			Duration duration, Duration timeout) {
+		return this.delegate.renewHeldLease(idPrefix, instanceId, incarnation, duration, timeout);
+	}
+
+	@Override
 	public InstanceLease renewLease(String idPrefix, String instanceId, String incarnation, Duration duration,
 			Duration timeout) {
 		return this.delegate.renewLease(idPrefix, instanceId, incarnation, duration, timeout);

@@ -5,7 +5,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -25,9 +24,13 @@ import dev.tandem.text.DurationText;
  * <li>At start-up, {@link #acquire()} takes the lease. If another run of this instance id holds it,
  * it waits: a lease that expires unrenewed belonged to a run that died (a restart after a crash
  * waits at most one lease timeout); a lease renewed meanwhile belongs to a running instance, and
- * start-up fails with {@link DuplicateInstanceException}.</li>
- * <li>While running, every third of the lease timeout: renews the lease (a claimed lease is
- * lost: the instance stops beginning transactions and logs an ERROR), claims the expired leases
+ * start-up fails with {@link DuplicateInstanceException}. The runs seen holding the lease before
+ * this one ({@link #previousRuns()}) never get it back: their open transactions are fenced at
+ * start-up.</li>
+ * <li>While running, every third of the lease timeout: renews the lease with
+ * {@link DecisionLog#renewHeldLease}, so that a lease that left this run (claimed, or taken by
+ * another run after it expired) never returns to it (a lost lease: the instance stops beginning
+ * transactions and logs an ERROR), claims the expired leases
  * of other instances of the app and has the {@link TransactionRecovery} take them over, and lists the
  * decided-not-completed transactions of every instance of the app, logging a WARN once for each older than the
  * stale-decision age.</li>
@@ -48,7 +51,7 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 
 	private final String owner;
 
-	private final String incarnation = UUID.randomUUID().toString();
+	private final String incarnation;
 
 	private final Duration leaseTimeout;
 
@@ -73,12 +76,16 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 
 	private volatile boolean acquired;
 
+	/** The incarnations seen holding this instance's lease before this run took it; guarded by acquire. */
+	private final Set<String> previousRuns = ConcurrentHashMap.newKeySet();
+
 	/** This run's lease as last renewed (its expiry, by the renewal's command time). */
 	private volatile @Nullable InstanceLease lastRenewed;
 
-	InstanceLeaseKeeper(DecisionLog log, String idPrefix, String instanceId, Duration leaseTimeout, Duration staleAge,
-			Duration decisionTimeout, TransactionRecovery recovery, LongSupplier clock) {
+	InstanceLeaseKeeper(DecisionLog log, String idPrefix, String instanceId, String incarnation, Duration leaseTimeout,
+			Duration staleAge, Duration decisionTimeout, TransactionRecovery recovery, LongSupplier clock) {
 		this.log = log;
+		this.incarnation = incarnation;
 		this.idPrefix = idPrefix;
 		this.instanceId = instanceId;
 		this.owner = idPrefix + "." + instanceId;
@@ -95,7 +102,16 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 		});
 	}
 
-	/** Returns this run's incarnation, the one its decisions name. */
+	/**
+	 * Returns the incarnations that held this instance's lease before this run took it (read before
+	 * and during {@link #acquire()}): runs that never get the lease back, hence never decide again.
+	 * @return an unmodifiable copy, empty before {@link #acquire()}
+	 */
+	Set<String> previousRuns() {
+		return Set.copyOf(this.previousRuns);
+	}
+
+	/** Returns this run's incarnation, the one its decisions and its transactional ids name. */
 	String incarnation() {
 		return this.incarnation;
 	}
@@ -114,6 +130,11 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 	void acquire() {
 		long deadline = this.clock.getAsLong() + 2 * this.leaseTimeout.toMillis() + this.decisionTimeout.toMillis();
 		InstanceLease first = null;
+		// the run this one replaces: it never gets the lease back, so its open transactions may be fenced
+		this.log.leases(this.idPrefix, this.decisionTimeout)
+			.stream()
+			.filter((lease) -> lease.owner().equals(this.owner) && !lease.incarnation().equals(this.incarnation))
+			.forEach((lease) -> this.previousRuns.add(lease.incarnation()));
 		while (true) {
 			long sentAt = this.clock.getAsLong();
 			InstanceLease lease = this.log.renewLease(this.idPrefix, this.instanceId, this.incarnation,
@@ -128,6 +149,9 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 				long period = renewInterval().toMillis();
 				this.scheduler.scheduleWithFixedDelay(this::renewQuietly, period, period, TimeUnit.MILLISECONDS);
 				return;
+			}
+			if (!lease.incarnation().equals(this.incarnation)) {
+				this.previousRuns.add(lease.incarnation());
 			}
 			if (lease.isClaimed()) {
 				logger.info("The lease of {} is claimed by {}, which is taking over its transactions; waiting for it to "
@@ -209,13 +233,15 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 			return;
 		}
 		long sentAt = this.clock.getAsLong();
-		InstanceLease lease = this.log.renewLease(this.idPrefix, this.instanceId, this.incarnation, this.leaseTimeout,
-				this.decisionTimeout);
-		if (lease.isHeldBy(this.incarnation)) {
+		// a renewal, never a take: once the lease left this run the log never hands it back
+		InstanceLease lease = this.log.renewHeldLease(this.idPrefix, this.instanceId, this.incarnation,
+				this.leaseTimeout, this.decisionTimeout);
+		if (lease != null && lease.isHeldBy(this.incarnation)) {
 			renewed(lease, sentAt);
 		}
 		else {
-			this.lostTo = lease.isClaimed() ? lease.claimedBy() : "run " + lease.incarnation();
+			this.lostTo = (lease == null) ? "nobody (the lease is gone from the decision log)"
+					: lease.isClaimed() ? lease.claimedBy() : "run " + lease.incarnation();
 			logger.error("Instance {} lost its lease to {}: it was taken for dead (its lease expired unrenewed). It begins "
 					+ "no transaction any more; restart it", this.owner, this.lostTo);
 		}

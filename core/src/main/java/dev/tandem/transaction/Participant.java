@@ -211,7 +211,8 @@ final class Participant {
 		}
 		ProducerIdentity identity = ProducerInternals.identity(producer());
 		return new ParticipantRecord(this.cluster, this.transactionalId, identity.producerId(),
-				identity.producerEpoch(), landed.topic(), landed.partition(), landed.offset());
+				identity.producerEpoch(), landed.topic(), landed.partition(), landed.offset(),
+				identity.transactionV2() ? ParticipantRecord.TRANSACTION_V2 : ParticipantRecord.TRANSACTION_V1);
 	}
 
 	/**

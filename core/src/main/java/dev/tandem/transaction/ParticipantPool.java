@@ -25,10 +25,14 @@ import org.slf4j.LoggerFactory;
 import dev.tandem.clients.ClusterClients;
 
 /**
- * The participant slots of one app instance: one transactional producer per (cluster, slot), with
- * the stable transactional id {@code <id-prefix>.<cluster>.<instance-id>.<slot>} so that a restarted
- * instance fences its own zombies; slots are taken by a transaction and released when it ends.
- * Also aborts the open transactions a previous incarnation left on slots this one does not use.
+ * The participant slots of one app instance: one transactional producer per (cluster, slot); slots
+ * are taken by a transaction and released when it ends. With a lease, the transactional ids are
+ * this run's own, {@code <id-prefix>.<cluster>.<instance-id>.<slot>.<run-id>} ({@link TransactionalIds}):
+ * a {@code initTransactions()} on them aborts nothing of another run, and the open transactions of
+ * the runs whose lease this run took (they can never decide again) are fenced at start-up. Without
+ * a lease, the ids are the legacy {@code <id-prefix>.<cluster>.<instance-id>.<slot>}, shared by
+ * every run, so that a restarted instance fences its own zombies, and the open transactions a
+ * previous run left on slots this one does not use are aborted at start-up.
  * <p>
  * Thread-safe: {@link #take(Duration)} and {@link #release(ParticipantSlot)} from any thread;
  * {@link #start()}, {@link #close()} and {@link #abandon()} from the manager's lifecycle calls.
@@ -44,6 +48,9 @@ final class ParticipantPool {
 	private final String instanceId;
 
 	private final int slotCount;
+
+	/** This run's id in its transactional ids (its lease's incarnation), or null for the legacy ids. */
+	private final @Nullable String runId;
 
 	private final Duration transactionTimeout;
 
@@ -62,12 +69,13 @@ final class ParticipantPool {
 
 	private volatile boolean open;
 
-	ParticipantPool(ClusterClients clients, String idPrefix, String instanceId, int slotCount,
+	ParticipantPool(ClusterClients clients, String idPrefix, String instanceId, @Nullable String runId, int slotCount,
 			Duration transactionTimeout, Duration commitTimeout, BiConsumer<String, Producer<?, ?>> producerCreated,
 			PendingRecoveries pendingRecoveries) {
 		this.clients = clients;
 		this.idPrefix = idPrefix;
 		this.instanceId = instanceId;
+		this.runId = runId;
 		this.slotCount = slotCount;
 		this.transactionTimeout = transactionTimeout;
 		this.commitTimeout = commitTimeout;
@@ -80,7 +88,7 @@ final class ParticipantPool {
 	}
 
 	String transactionalId(String cluster, int slot) {
-		return TransactionalIds.of(this.idPrefix, cluster, this.instanceId, slot);
+		return TransactionalIds.of(this.idPrefix, cluster, this.instanceId, slot, this.runId);
 	}
 
 	/**
@@ -103,18 +111,22 @@ final class ParticipantPool {
 	}
 
 	/**
-	 * Aborts the orphans of unused slots on every available cluster, then creates every slot and
-	 * initializes its producers ({@code initTransactions()} aborts what a previous incarnation left
-	 * open). A producer of an unavailable cluster is left for its first use to initialize.
+	 * Aborts what previous runs left open on every available cluster, then creates every slot and
+	 * initializes its producers. A producer of an unavailable cluster is left for its first use to
+	 * initialize. Call after the instance's decided transactions are recovered: what is fenced
+	 * aborts.
 	 * @param unavailable clusters known to be down: their producers are not initialized now
 	 * @param requireAll whether a producer that cannot be initialized fails the start
+	 * @param previousRuns the incarnations that held this instance's lease before this run took it
+	 *     (they never get it back, so never decide again): their open transactions are fenced;
+	 *     empty without a lease
 	 * @throws TandemException if a producer cannot be initialized and {@code requireAll}
 	 */
-	void start(Set<String> unavailable, boolean requireAll) {
+	void start(Set<String> unavailable, boolean requireAll, Set<String> previousRuns) {
 		for (String cluster : this.clients.names()) {
-			// an "orphan" of an unused slot may be a decided transaction's participant still to recover
+			// an "orphan" may be a decided transaction's participant still to recover
 			if (!unavailable.contains(cluster) && !this.pendingRecoveries.isPending(cluster)) {
-				abortOrphanedTransactions(cluster);
+				abortLeftOpen(cluster, previousRuns);
 			}
 		}
 		Set<String> down = new HashSet<>(unavailable);
@@ -197,38 +209,51 @@ final class ParticipantPool {
 	}
 
 	/**
-	 * Aborts open transactions that a previous incarnation of this instance left on slots this
-	 * incarnation does not use (it ran with more slots): initTransactions() fences only the ids
-	 * in use, and an open transaction holds back every read_committed reader of its partitions.
-	 * Needs DESCRIBE on the transactional ids; without it, logs a warning.
+	 * Aborts the open transactions previous runs of this instance left on a cluster (an open
+	 * transaction holds back every read_committed reader of its partitions). With per-run ids: those
+	 * of the runs that held the lease before this one, and every legacy id (runs of versions before
+	 * per-run ids); never another run's, which may be newer and alive. With the legacy ids: those of
+	 * slots this run does not use (it ran with more slots), as initTransactions() fences only the ids
+	 * in use. Needs DESCRIBE on the transactional ids; without it, logs a warning.
 	 */
-	private void abortOrphanedTransactions(String cluster) {
+	private void abortLeftOpen(String cluster, Set<String> previousRuns) {
 		for (String id : openTransactions(cluster, this.instanceId)) {
 			TransactionalIds.Parsed parsed = TransactionalIds.parse(id, this.idPrefix, cluster);
-			if (parsed != null && parsed.slot() >= this.slotCount) {
+			if (parsed == null) {
+				continue;
+			}
+			boolean leftOpen = (this.runId == null) ? parsed.runId() == null && parsed.slot() >= this.slotCount
+					: parsed.runId() == null || previousRuns.contains(parsed.runId());
+			if (leftOpen) {
 				abortOpenTransaction(cluster, id);
-				logger.info("Aborted the open transaction of unused slot {} on cluster '{}'", id, cluster);
+				logger.info("Aborted the open transaction {} a previous run left on cluster '{}'", id, cluster);
 			}
 		}
 	}
 
 	/**
-	 * Fences every transactional id of another instance of this app that has an open transaction,
-	 * on every cluster: {@code initTransactions()} on each aborts the open transaction at once (the
-	 * broker would otherwise keep it, and hold back every {@code read_committed} reader of its
-	 * partitions, until {@code transaction.timeout.ms}) and raises the producer epoch, so a zombie
-	 * of that instance can no longer write in it. Call only after the instance's decided
-	 * transactions are committed: fencing aborts what is open.
+	 * Fences the transactional ids of one claimed run of another instance of this app that have an
+	 * open transaction, on every cluster: its per-run ids, and the legacy ids of the instance (runs
+	 * of versions before per-run ids). {@code initTransactions()} on each aborts the open
+	 * transaction at once (the broker would otherwise keep it, and hold back every
+	 * {@code read_committed} reader of its partitions, until {@code transaction.timeout.ms}) and
+	 * raises the producer epoch, so a zombie of that run can no longer write in it. A newer run of
+	 * the instance has ids of its own and is never touched, however late this call comes. Call only
+	 * after the run's decided transactions are committed: fencing aborts what is open.
 	 * @param otherInstanceId the instance whose transactional ids to fence
+	 * @param incarnation the claimed run's incarnation (its run id)
 	 * @return the transactional ids fenced
 	 * @throws TandemException if a producer cannot be initialized
 	 */
-	List<String> fence(String otherInstanceId) {
+	List<String> fence(String otherInstanceId, String incarnation) {
 		List<String> fenced = new ArrayList<>();
 		for (String cluster : this.clients.names()) {
 			for (String id : openTransactions(cluster, otherInstanceId)) {
-				abortOpenTransaction(cluster, id);
-				fenced.add(id);
+				TransactionalIds.Parsed parsed = TransactionalIds.parse(id, this.idPrefix, cluster);
+				if (parsed != null && (parsed.runId() == null || parsed.isOfRun(incarnation))) {
+					abortOpenTransaction(cluster, id);
+					fenced.add(id);
+				}
 			}
 		}
 		return fenced;
@@ -248,7 +273,7 @@ final class ParticipantPool {
 					.filterStates(List.of(org.apache.kafka.clients.admin.TransactionState.ONGOING)))
 				.all()
 				.get(this.commitTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
-				// exactly <prefix><slot>: instance "web" must never take "web.1"'s ids for its own
+				// exactly <prefix><slot>[.<run-id>]: instance "web" must never take "web.1"'s ids for its own
 				String id = listing.transactionalId();
 				TransactionalIds.Parsed parsed = TransactionalIds.parse(id, this.idPrefix, cluster);
 				if (parsed != null && parsed.instanceId().equals(instance)) {

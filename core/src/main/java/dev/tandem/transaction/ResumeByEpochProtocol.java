@@ -26,7 +26,10 @@ import dev.tandem.transaction.internals.ProducerInternals.ProducerIdentity;
 /**
  * Completes a prepared participant by resuming its producer id and epoch in a fresh producer and
  * calling {@code commitTransaction()} (the technique of Flink's Kafka connector), before any
- * {@code initTransactions()} on that transactional id, which would abort it.
+ * {@code initTransactions()} on that transactional id, which would abort it. The resumed producer
+ * runs the transaction protocol the participant used (V1 or V2, KIP-890) as its decision recorded
+ * it; only a decision that did not record it has the cluster's {@code transaction.version} feature
+ * read at recovery time (a cluster whose feature changed since would be resumed wrongly: FLINK-40689).
  * <p>
  * Thread-safe: every call uses its own producer.
  *
@@ -39,7 +42,10 @@ public class ResumeByEpochProtocol implements ParticipantProtocol {
 	@Override
 	public boolean commitPrepared(ParticipantRecord participant, Map<String, Object> producerConfig,
 			Duration timeout) {
-		boolean transactionV2 = transactionV2(producerConfig, timeout);
+		// what the transaction used, as its decision recorded it; the cluster's feature only for older decisions
+		boolean transactionV2 = participant.transactionVersionKnown()
+				? participant.transactionVersion() == ParticipantRecord.TRANSACTION_V2
+				: transactionV2(producerConfig, timeout);
 		Map<String, Object> config = new HashMap<>(producerConfig);
 		config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, participant.transactionalId());
 		config.put(ProducerConfig.CLIENT_ID_CONFIG, participant.transactionalId() + "-recovery");
@@ -50,9 +56,9 @@ public class ResumeByEpochProtocol implements ParticipantProtocol {
 			ProducerInternals.resume(producer, new ProducerIdentity(participant.producerId(),
 					participant.producerEpoch(), transactionV2));
 			producer.commitTransaction();
-			logger.info("Committed resumed transaction of {} on cluster '{}' (producerId={}, epoch={})",
+			logger.info("Committed resumed transaction of {} on cluster '{}' (producerId={}, epoch={}, transactions {})",
 					participant.transactionalId(), participant.cluster(), participant.producerId(),
-					participant.producerEpoch());
+					participant.producerEpoch(), transactionV2 ? "V2" : "V1");
 			producer.close(timeout);
 			return true;
 		}

@@ -243,6 +243,13 @@ public final class RatisDecisionLog implements DecisionLog {
 	}
 
 	@Override
+	public @Nullable InstanceLease renewHeldLease(String idPrefix, String instanceId, String incarnation,
+			Duration duration, Duration timeout) throws DecisionLogException {
+		return leaseOperation(new Operation.RenewLease(idPrefix, instanceId, incarnation, duration.toMillis(), true),
+				timeout, "renew held lease of " + idPrefix + "." + instanceId);
+	}
+
+	@Override
 	public @Nullable InstanceLease claimLease(String owner, String claimant, Duration timeout)
 			throws DecisionLogException {
 		return leaseOperation(new Operation.ClaimLease(owner, claimant), timeout, "claim lease of " + owner);

@@ -74,6 +74,12 @@ public final class DecisionCodec {
 	/** The layout byte of a decision with database participants ({@link #writeDecision}). */
 	static final byte DATABASES_LAYOUT = 1;
 
+	/**
+	 * The layout byte of a decision whose Kafka participants carry their transaction version
+	 * ({@link #writeDecision}; issue 26 item 2).
+	 */
+	static final byte VERSIONED_LAYOUT = 2;
+
 	private DecisionCodec() {
 	}
 
@@ -84,16 +90,21 @@ public final class DecisionCodec {
 	 * with a count of zero, which no decision of the first layout has (it always has a
 	 * participant), then a layout byte ({@link #DATABASES_LAYOUT}), the Kafka participants' count
 	 * and participants, and the databases' count and (name, prepared id) pairs: an earlier reader
-	 * refuses it (a decision without participants) instead of misreading it.
+	 * refuses it (a decision without participants) instead of misreading it. One whose participants
+	 * carry their transaction version (any not {@code TRANSACTION_VERSION_UNKNOWN}) is written the
+	 * same way with {@link #VERSIONED_LAYOUT}, one byte more per participant (its transaction
+	 * version), and the databases' count always; decisions without versions keep the earlier layouts
+	 * byte for byte.
 	 */
 	static void writeDecision(DataOutputStream out, Decision decision) throws IOException {
 		writeString(out, decision.transactionId());
 		writeString(out, decision.owner());
 		out.writeLong(decision.decidedAtMs());
-		boolean databases = !decision.databases().isEmpty();
+		boolean versioned = decision.participants().stream().anyMatch(ParticipantRecord::transactionVersionKnown);
+		boolean databases = versioned || !decision.databases().isEmpty();
 		if (databases) {
 			writeCount(out, 0);
-			out.writeByte(DATABASES_LAYOUT);
+			out.writeByte(versioned ? VERSIONED_LAYOUT : DATABASES_LAYOUT);
 		}
 		writeCount(out, decision.participants().size());
 		for (ParticipantRecord participant : decision.participants()) {
@@ -104,6 +115,9 @@ public final class DecisionCodec {
 			writeString(out, participant.markerTopic());
 			out.writeInt(participant.markerPartition());
 			out.writeLong(participant.markerOffset());
+			if (versioned) {
+				out.writeByte(participant.transactionVersion());
+			}
 		}
 		if (databases) {
 			writeCount(out, decision.databases().size());
@@ -120,17 +134,31 @@ public final class DecisionCodec {
 		long decidedAtMs = in.readLong();
 		int count = readCount(in);
 		boolean databases = (count == 0);
+		boolean versioned = false;
 		if (databases) {
 			byte layout = in.readByte();
-			if (layout != DATABASES_LAYOUT) {
+			if (layout != DATABASES_LAYOUT && layout != VERSIONED_LAYOUT) {
 				throw new DecisionCodecException("Unknown decision layout " + layout);
 			}
+			versioned = layout == VERSIONED_LAYOUT;
 			count = readCount(in);
 		}
 		List<ParticipantRecord> participants = new ArrayList<>(Math.min(count, 64));
 		for (int i = 0; i < count; i++) {
-			participants.add(new ParticipantRecord(readString(in), readString(in), in.readLong(), in.readShort(),
-					readString(in), in.readInt(), in.readLong()));
+			String cluster = readString(in);
+			String transactionalId = readString(in);
+			long producerId = in.readLong();
+			short producerEpoch = in.readShort();
+			String markerTopic = readString(in);
+			int markerPartition = in.readInt();
+			long markerOffset = in.readLong();
+			byte transactionVersion = versioned ? in.readByte() : ParticipantRecord.TRANSACTION_VERSION_UNKNOWN;
+			if (transactionVersion < ParticipantRecord.TRANSACTION_VERSION_UNKNOWN
+					|| transactionVersion > ParticipantRecord.TRANSACTION_V2) {
+				throw new DecisionCodecException("Unknown transaction version " + transactionVersion);
+			}
+			participants.add(new ParticipantRecord(cluster, transactionalId, producerId, producerEpoch, markerTopic,
+					markerPartition, markerOffset, transactionVersion));
 		}
 		List<DatabaseRecord> branches = new ArrayList<>();
 		if (databases) {

@@ -333,9 +333,9 @@ public final class DecisionTable {
 	 * Takes or renews a lease (rules in {@link InstanceLeases}).
 	 * @param renew the renewal
 	 * @param atMs the command's time, epoch milliseconds
-	 * @return the lease after the call
+	 * @return the lease after the call, or null when a renewal of a held lease finds none
 	 */
-	public InstanceLease renewLease(Operation.RenewLease renew, long atMs) {
+	public @Nullable InstanceLease renewLease(Operation.RenewLease renew, long atMs) {
 		return this.leases.renew(renew, atMs);
 	}
 

@@ -18,7 +18,11 @@ import org.jspecify.annotations.Nullable;
  * with the same incarnation unclaimed, or holds it with another incarnation that has expired at
  * the command's time (a restart after the previous run died); a new incarnation also gets a
  * fresh lease in place of a claimed one that was taken over, or whose claimant is no longer live.
- * The claimed incarnation itself never gets its lease back.</li>
+ * The claimed incarnation itself never gets its lease back. A renewal by a run that held the lease
+ * already ({@code held}) is granted only while that run still holds it unclaimed: once the lease
+ * left a run (claimed, released, purged, or taken by another run after it expired), that run never
+ * gets it back, so it never decides again (issue 26 item 1: whoever fences a run's transactional ids
+ * after the lease left it can abort no transaction that run may still decide).</li>
  * <li>claim: granted when the claimant holds a live, unclaimed lease of the same id prefix, and the
  * lease has expired unclaimed, or is claimed, not taken over, by an instance whose own lease is
  * gone, claimed or expired.</li>
@@ -51,14 +55,17 @@ final class InstanceLeases {
 	 * Takes or renews a lease (rules in the class javadoc).
 	 * @param renew the renewal
 	 * @param atMs the command's time, epoch milliseconds
-	 * @return the lease after the call
+	 * @return the lease after the call, or null when a renewal of a held lease finds none
 	 */
-	InstanceLease renew(Operation.RenewLease renew, long atMs) {
+	@Nullable InstanceLease renew(Operation.RenewLease renew, long atMs) {
 		String owner = renew.owner();
 		InstanceLease existing = this.leases.get(owner);
 		boolean sameRun = existing != null && existing.incarnation().equals(renew.incarnation());
 		boolean granted;
-		if (existing == null) {
+		if (renew.held()) {
+			granted = sameRun && !existing.isClaimed();
+		}
+		else if (existing == null) {
 			granted = true;
 		}
 		else if (existing.isClaimed()) {

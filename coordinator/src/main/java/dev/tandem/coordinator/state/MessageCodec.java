@@ -44,6 +44,9 @@ public final class MessageCodec {
 
 	private static final byte OP_DECIDE_AS_RUN = 8;
 
+	/** A renewal of a lease the run holds already ({@code RenewLease.held}); older peers do not know it. */
+	private static final byte OP_RENEW_HELD_LEASE = 9;
+
 	private static final byte RESULT_DECIDED = 1;
 
 	private static final byte RESULT_ABORT_CONFLICT = 2;
@@ -390,7 +393,7 @@ public final class MessageCodec {
 			out.writeLong(purge.retentionMs());
 		}
 		else if (operation instanceof Operation.RenewLease renew) {
-			out.writeByte(OP_RENEW_LEASE);
+			out.writeByte(renew.held() ? OP_RENEW_HELD_LEASE : OP_RENEW_LEASE);
 			DecisionCodec.writeString(out, renew.idPrefix());
 			DecisionCodec.writeString(out, renew.instanceId());
 			DecisionCodec.writeString(out, renew.incarnation());
@@ -421,6 +424,8 @@ public final class MessageCodec {
 			case OP_PURGE -> new Operation.Purge(in.readLong());
 			case OP_RENEW_LEASE -> new Operation.RenewLease(DecisionCodec.readString(in), DecisionCodec.readString(in),
 					DecisionCodec.readString(in), in.readLong());
+			case OP_RENEW_HELD_LEASE -> new Operation.RenewLease(DecisionCodec.readString(in),
+					DecisionCodec.readString(in), DecisionCodec.readString(in), in.readLong(), true);
 			case OP_CLAIM_LEASE -> new Operation.ClaimLease(DecisionCodec.readString(in), DecisionCodec.readString(in));
 			case OP_RELEASE_LEASE ->
 				new Operation.ReleaseLease(DecisionCodec.readString(in), DecisionCodec.readString(in));

@@ -123,9 +123,25 @@ public sealed interface Operation {
 	 * @param instanceId the instance id
 	 * @param incarnation the renewing run's incarnation
 	 * @param durationMs how long the lease lasts from the command's time, positive
+	 * @param held whether the run held the lease already (a renewal, not a first take): then it is
+	 *     granted only while the run still holds it, so a lease never returns to a run it left
+	 *     (issue 26 item 1)
 	 * @since 0.1.0
 	 */
-	record RenewLease(String idPrefix, String instanceId, String incarnation, long durationMs) implements Operation {
+	record RenewLease(String idPrefix, String instanceId, String incarnation, long durationMs,
+			boolean held) implements Operation {
+
+		/**
+		 * A first take of the lease by a run that has not held it yet (or a renewal from a client that
+		 * does not say whether it held it).
+		 * @param idPrefix the app's id prefix
+		 * @param instanceId the instance id
+		 * @param incarnation the renewing run's incarnation
+		 * @param durationMs how long the lease lasts from the command's time, positive
+		 */
+		public RenewLease(String idPrefix, String instanceId, String incarnation, long durationMs) {
+			this(idPrefix, instanceId, incarnation, durationMs, false);
+		}
 
 		public RenewLease {
 			Objects.requireNonNull(idPrefix, "idPrefix");

@@ -25,6 +25,9 @@ import dev.tandem.transaction.InstanceLease;
  */
 final class RunSteps {
 
+	/** What {@code toInit} holds for an id to fence rather than a slot's producer to initialize. */
+	private static final String FENCE = "fence";
+
 	private final SimulatedWorld world;
 
 	RunSteps(SimulatedWorld world) {
@@ -46,7 +49,8 @@ final class RunSteps {
 			case RECOVERING -> recoveringActions(run, actions);
 			case INITIALIZING -> {
 				String[] next = run.toInit.peek();
-				add(actions, run, "init " + next[2] + " on " + next[0], () -> initialize(run));
+				add(actions, run, FENCE.equals(next[2]) ? "fence " + next[1] : "init " + next[2] + " on " + next[0],
+						() -> initialize(run));
 			}
 			case RUNNING -> {
 				if (run.takeover == null && run.lostTo == null && local >= run.nextWatchMs) {
@@ -63,9 +67,16 @@ final class RunSteps {
 		}
 	}
 
-	/** {@code InstanceLeaseKeeper.acquire()}, one renewal attempt per step. */
+	/**
+	 * {@code InstanceLeaseKeeper.acquire()}, one renewal attempt per step, with the read of the lease before it
+	 * (the runs that held it before this one: {@code previousRuns}).
+	 */
 	private void acquire(SimulatedRun run) {
 		long sentAt = run.localNow(this.world.now);
+		InstanceLease before = this.world.leaseOf(run.owner);
+		if (before != null && !before.incarnation().equals(run.incarnation)) {
+			run.previousRuns.add(before.incarnation());
+		}
 		InstanceLease lease = this.world.renewLease(run);
 		if (lease.isHeldBy(run.incarnation)) {
 			renewed(run, lease, sentAt);
@@ -73,6 +84,7 @@ final class RunSteps {
 			run.phase = Phase.RECOVERING;
 			return;
 		}
+		run.previousRuns.add(lease.incarnation());
 		InstanceLease first = run.firstSeen;
 		if (lease.isClaimed()) {
 			// waiting for the claimant to finish
@@ -99,11 +111,11 @@ final class RunSteps {
 	private void renew(SimulatedRun run) {
 		long sentAt = run.localNow(this.world.now);
 		InstanceLease lease = this.world.renewLease(run);
-		if (lease.isHeldBy(run.incarnation)) {
+		if (lease != null && lease.isHeldBy(run.incarnation)) {
 			renewed(run, lease, sentAt);
 		}
 		else {
-			run.lostTo = lease.isClaimed() ? lease.claimedBy() : "run " + lease.incarnation();
+			run.lostTo = (lease == null) ? "nobody" : lease.isClaimed() ? lease.claimedBy() : "run " + lease.incarnation();
 		}
 		run.nextRenewMs = sentAt + this.world.renewInterval();
 	}
@@ -132,6 +144,14 @@ final class RunSteps {
 			return;
 		}
 		add(actions, run, "start pool", () -> {
+			if (this.world.settings.perRunTransactionalIds()) {
+				// ParticipantPool.abortLeftOpen: the open transactions of the runs that held the lease before
+				for (SimulatedCluster cluster : this.world.clusters) {
+					for (String id : this.world.ongoingOfRuns(cluster, run.instanceId, run.previousRuns)) {
+						run.toInit.add(new String[] { cluster.name(), id, FENCE });
+					}
+				}
+			}
 			for (int slot = 0; slot < run.slots.length; slot++) {
 				for (SimulatedCluster cluster : this.world.clusters) {
 					run.toInit.add(new String[] { cluster.name(), this.world.transactionalId(run, cluster.name(), slot), "s" + slot });
@@ -180,7 +200,10 @@ final class RunSteps {
 
 	private void initialize(SimulatedRun run) {
 		String[] next = run.toInit.poll();
-		run.producers.put(next[1], this.world.cluster(next[0]).initTransactions(next[1], "start of " + run));
+		Handle handle = this.world.cluster(next[0]).initTransactions(next[1], "start of " + run);
+		if (!FENCE.equals(next[2])) {
+			run.producers.put(next[1], handle);
+		}
 		if (run.toInit.isEmpty()) {
 			run.phase = Phase.RUNNING;
 			run.nextWatchMs = run.localNow(this.world.now) + this.world.renewInterval();
@@ -198,9 +221,6 @@ final class RunSteps {
 				continue;
 			}
 			InstanceLease claimed = this.world.table.claimLease(lease.owner(), run.owner, this.world.now);
-			if (claimed != null && claimed.isClaimed()) {
-				this.world.retired.add(claimed.incarnation());
-			}
 			if (claimed != null && run.owner.equals(claimed.claimedBy())) {
 				run.takeover = new Takeover(claimed);
 				break;
@@ -260,7 +280,8 @@ final class RunSteps {
 			case LIST -> {
 				SimulatedCluster cluster = this.world.clusters.get(takeover.cluster);
 				add(actions, run, "fence-list " + dead + " on " + cluster.name(), () -> {
-					takeover.toFence.addAll(cluster.ongoing(this.world.fencePrefix(takeover.claimed, cluster.name())));
+					takeover.toFence.addAll(this.world.ongoingOfRuns(cluster, takeover.claimed.instanceId(),
+							java.util.Set.of(takeover.claimed.incarnation())));
 					nextFence(takeover);
 				});
 			}

@@ -128,6 +128,9 @@ final class SimulatedRun {
 
 	@Nullable InstanceLease firstSeen;
 
+	/** The incarnations seen holding the lease before this run took it (InstanceLeaseKeeper.previousRuns). */
+	final Set<String> previousRuns = new LinkedHashSet<>();
+
 	@Nullable InstanceLease lastRenewed;
 
 	/** The decision log's clock minus this run's, as of the last renewal (InstanceLeaseKeeper.leaderOffsetMs). */

@@ -17,8 +17,7 @@ import dev.tandem.transaction.DecisionState;
 import dev.tandem.transaction.InstanceLease;
 
 /**
- * What the runs of a simulation share: the decision log (the real {@link DecisionTable}, with the
- * variant's rule in front of its renewals), the clusters, the log's and brokers' clock, every Tandem
+ * What the runs of a simulation share: the decision log (the real {@link DecisionTable}), the clusters, the log's and brokers' clock, every Tandem
  * transaction begun and the heuristic outcomes reported; and the invariants over them. Not thread-safe.
  */
 final class SimulatedWorld {
@@ -35,9 +34,6 @@ final class SimulatedWorld {
 	final Map<String, List<String>> transactions = new LinkedHashMap<>();
 
 	final Set<String> reportedHeuristic = new HashSet<>();
-
-	/** The runs the lease moved away from (for {@link SimulationSettings#leaseNeverReturns()}). */
-	final Set<String> retired = new HashSet<>();
 
 	/** The decision log's and the brokers' clock, epoch milliseconds. */
 	long now = 1_000_000;
@@ -59,18 +55,23 @@ final class SimulatedWorld {
 		return this.clusters.get(Integer.parseInt(name.substring(1)) - 1);
 	}
 
-	/** The transactional id of a run's slot on a cluster ({@code TransactionalIds.of}, or its per-run variant). */
+	/** The transactional id of a run's slot on a cluster ({@code TransactionalIds.of}, per run or shared). */
 	String transactionalId(SimulatedRun run, String cluster, int slot) {
 		return this.settings.perRunTransactionalIds()
-				? PREFIX + "." + cluster + "." + run.instanceId + "." + run.incarnation + "." + slot
+				? PREFIX + "." + cluster + "." + run.instanceId + "." + slot + "." + run.incarnation
 				: PREFIX + "." + cluster + "." + run.instanceId + "." + slot;
 	}
 
-	/** What a claimant fences of a claimed lease on a cluster ({@code TransactionalIds.prefix}). */
-	String fencePrefix(InstanceLease claimed, String cluster) {
-		return this.settings.perRunTransactionalIds()
-				? PREFIX + "." + cluster + "." + claimed.instanceId() + "." + claimed.incarnation() + "."
-				: PREFIX + "." + cluster + "." + claimed.instanceId() + ".";
+	/**
+	 * The open transactions of an instance on a cluster that belong to one of the given runs
+	 * ({@code ParticipantPool.fence} and its start-up): with shared ids, every one of the instance.
+	 */
+	List<String> ongoingOfRuns(SimulatedCluster cluster, String instanceId, Set<String> runs) {
+		List<String> ids = cluster.ongoing(PREFIX + "." + cluster.name() + "." + instanceId + ".");
+		if (!this.settings.perRunTransactionalIds()) {
+			return ids;
+		}
+		return ids.stream().filter((id) -> runs.contains(id.substring(id.lastIndexOf('.') + 1))).toList();
 	}
 
 	/** Time passes: the brokers abort what outlived the transaction timeout. */
@@ -81,21 +82,19 @@ final class SimulatedWorld {
 		}
 	}
 
-	/** A renewal through the log, refused first when the variant says a lease never returns to a run it left. */
-	InstanceLease renewLease(SimulatedRun run) {
-		InstanceLease before = leaseOf(run.owner);
-		if (this.settings.leaseNeverReturns() && before != null && this.retired.contains(run.incarnation)) {
-			return before; // refused: the lease moved away from this run once
-		}
-		InstanceLease after = this.table.renewLease(new Operation.RenewLease(PREFIX, run.instanceId, run.incarnation,
-				this.settings.leaseTimeoutMs()), this.now);
-		if (before != null && !before.incarnation().equals(after.incarnation())) {
-			this.retired.add(before.incarnation());
-		}
-		return after;
+	/**
+	 * A take or renewal through the log ({@code DecisionLog.renewLease}, then {@code renewHeldLease} once the
+	 * run held the lease, when the variant has it).
+	 * @return the lease after, or null when a renewal of a held lease finds none
+	 */
+	@Nullable InstanceLease renewLease(SimulatedRun run) {
+		boolean held = this.settings.leaseNeverReturns() && run.lastRenewed != null;
+		return this.table.renewLease(new Operation.RenewLease(PREFIX, run.instanceId, run.incarnation,
+				this.settings.leaseTimeoutMs(), held), this.now);
 	}
 
-	private @Nullable InstanceLease leaseOf(String owner) {
+	/** The lease of an owner in the log, or null. */
+	@Nullable InstanceLease leaseOf(String owner) {
 		for (InstanceLease lease : this.table.leases(PREFIX)) {
 			if (lease.owner().equals(owner)) {
 				return lease;

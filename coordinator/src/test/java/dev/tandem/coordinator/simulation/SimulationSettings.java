@@ -9,20 +9,27 @@ package dev.tandem.coordinator.simulation;
  * @param leaseTimeoutMs the lease timeout (renewals every third of it), milliseconds
  * @param transactionTimeoutMs the brokers' transaction timeout, milliseconds
  * @param steps the random steps of a schedule before it settles
- * @param perRunTransactionalIds the variant of issue 26 item 1: a transactional id carries its run's
- *     incarnation ({@code <prefix>.<cluster>.<instance>.<incarnation>.<slot>}) and a claimant fences only
- *     the ids of the incarnation it claimed; off, the ids are today's {@code <prefix>.<cluster>.<instance>.<slot>},
- *     shared by every run of an instance
- * @param leaseNeverReturns a rule the decision log does not have today, kept by the simulation in front of
- *     the real {@code DecisionTable}: once an instance's lease moved away from a run (claimed, or renewed by
- *     another run), that run's renewals are refused for good; today {@code InstanceLeases.renew} grants an
- *     expired lease to any run, a run whose lease was claimed and fenced included
+ * @param perRunTransactionalIds issue 26 item 1 as the code has it: a transactional id carries its run's
+ *     incarnation ({@code <prefix>.<cluster>.<instance>.<slot>.<incarnation>}, {@code TransactionalIds}), a
+ *     claimant fences only the ids of the incarnation it claimed, and a run's start-up fences the ids of the
+ *     runs that held its lease before it; off, the ids are those before item 1,
+ *     {@code <prefix>.<cluster>.<instance>.<slot>}, shared by every run of an instance
+ * @param leaseNeverReturns issue 26 item 1 as the code has it: a run's renewals after its first take say so
+ *     ({@code RenewLease.held}), and the real {@code DecisionTable} grants them only while the run still holds
+ *     the lease, so once the lease moved away from a run (claimed, released, or taken by another run after it
+ *     expired) it never returns; off, every renewal is a take, as before item 1, and the log grants an expired
+ *     lease to any run, a run whose lease was claimed and fenced included
  */
 record SimulationSettings(int clusters, int instances, int slots, long leaseTimeoutMs, long transactionTimeoutMs,
 		int steps, boolean perRunTransactionalIds, boolean leaseNeverReturns) {
 
-	/** Today's protocol: 2 clusters, 2 instances, one slot, 3 s leases, 60 s transaction timeout. */
-	static SimulationSettings today() {
+	/** The protocol as the code has it: 2 clusters, 2 instances, one slot, 3 s leases, 60 s transaction timeout. */
+	static SimulationSettings current() {
+		return beforeIssue26Item1().item1();
+	}
+
+	/** The protocol before issue 26 item 1 (shared transactional ids, renewals that may regain a lease). */
+	static SimulationSettings beforeIssue26Item1() {
 		return new SimulationSettings(2, 2, 1, 3000, 60_000, 120, false, false);
 	}
 
@@ -36,7 +43,7 @@ record SimulationSettings(int clusters, int instances, int slots, long leaseTime
 				this.transactionTimeoutMs, this.steps, this.perRunTransactionalIds, never);
 	}
 
-	/** Issue 26 item 1 as the simulation shows it sufficient: per-run transactional ids, and a lease that never returns. */
+	/** Issue 26 item 1 (the code since): per-run transactional ids, and a lease that never returns. */
 	SimulationSettings item1() {
 		return withPerRunTransactionalIds(true).withLeaseNeverReturns(true);
 	}

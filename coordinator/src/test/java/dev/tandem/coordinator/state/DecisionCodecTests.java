@@ -65,6 +65,37 @@ class DecisionCodecTests {
 		assertThat(withDatabaseBytes[sentinel + 1]).isEqualTo(DecisionCodec.DATABASES_LAYOUT);
 	}
 
+	@Test
+	void aDecisionWithTransactionVersionsRoundTripsAndOneWithoutKeepsItsEarlierLayout_issue26Item2() {
+		Decision unversioned = decision("t-1", "app.i-1", 42);
+		List<Decision.ParticipantRecord> versions = new ArrayList<>();
+		byte version = Decision.ParticipantRecord.TRANSACTION_V2;
+		for (Decision.ParticipantRecord p : unversioned.participants()) {
+			versions.add(new Decision.ParticipantRecord(p.cluster(), p.transactionalId(), p.producerId(), p.producerEpoch(),
+					p.markerTopic(), p.markerPartition(), p.markerOffset(), version));
+			version = Decision.ParticipantRecord.TRANSACTION_V1;
+		}
+		Decision versioned = new Decision("t-2", "app.i-1", 43, versions);
+		Decision versionedWithDatabase = new Decision("t-3", "app.i-1", 44, versions,
+				List.of(new Decision.DatabaseRecord("orders", "1413566020:00ff:ab01")));
+		Command command = new Command(7, List.of(new Operation.Decide(unversioned), new Operation.Decide(versioned),
+				new Operation.Decide(versionedWithDatabase)));
+		Command decoded = MessageCodec.decodeCommand(MessageCodec.encodeCommand(command));
+		assertThat(decoded).isEqualTo(command);
+		assertThat(((Operation.Decide) decoded.operations().get(1)).decision().participants())
+			.extracting(Decision.ParticipantRecord::transactionVersion)
+			.containsExactly(Decision.ParticipantRecord.TRANSACTION_V2, Decision.ParticipantRecord.TRANSACTION_V1);
+		assertThat(((Operation.Decide) decoded.operations().get(0)).decision().participants())
+			.noneMatch(Decision.ParticipantRecord::transactionVersionKnown);
+		byte[] versionedBytes = MessageCodec.encodeCommand(new Command(7, List.of(new Operation.Decide(versioned))));
+		int sentinel = indexOf(versionedBytes, new byte[] { 0, 0, 0, 0, 0, 0, 0, 43 }) + 8;
+		assertThat(versionedBytes[sentinel]).as("count of zero: a decision an earlier reader refuses").isZero();
+		assertThat(versionedBytes[sentinel + 1]).isEqualTo(DecisionCodec.VERSIONED_LAYOUT);
+		byte[] unversionedBytes = MessageCodec.encodeCommand(new Command(7, List.of(new Operation.Decide(unversioned))));
+		assertThat(unversionedBytes[indexOf(unversionedBytes, new byte[] { 0, 0, 0, 0, 0, 0, 0, 42 }) + 8])
+			.as("the first layout, byte for byte").isEqualTo((byte) 2);
+	}
+
 	private static int indexOf(byte[] bytes, byte[] part) {
 		for (int i = 0; i + part.length <= bytes.length; i++) {
 			if (Arrays.equals(Arrays.copyOfRange(bytes, i, i + part.length), part)) {

@@ -38,6 +38,36 @@ class DecisionTableLeaseTests {
 		assertThat(renew("a", "run-2", 1101).isHeldBy("run-2")).isTrue();
 	}
 
+	private InstanceLease renewHeld(String instance, String incarnation, long atMs) {
+		return this.table.renewLease(new Operation.RenewLease("app", instance, incarnation, 1000, true), atMs);
+	}
+
+	@Test
+	void aLeaseNeverReturnsToARunItLeft() {
+		renew("a", "run-1", 100);
+		assertThat(renewHeld("a", "run-1", 600).expiresAtMs()).isEqualTo(1600);
+		assertThat(renewHeld("a", "run-1", 1700).isHeldBy("run-1")).as("expired, but nobody took it").isTrue();
+		assertThat(renew("a", "run-2", 2800).isHeldBy("run-2")).isTrue();
+		assertThat(renewHeld("a", "run-1", 3900)).as("run-2's lease expired: run-1 left it for good")
+			.isEqualTo(new InstanceLease("app.a", "app", "a", "run-2", 3800, null, false));
+		assertThat(this.table.decide(decision("t1", "app.a", 3900), "run-1"))
+			.isInstanceOf(OperationResult.OwnerClaimed.class);
+		assertThat(renew("a", "run-1", 3900).isHeldBy("run-1")).as("a take (a client that does not say it held it)")
+			.isTrue();
+	}
+
+	@Test
+	void aClaimedOrReleasedLeaseIsNeverRenewedAsHeld() {
+		renew("a", "run-a", 0);
+		renew("b", "run-b", 1500);
+		this.table.claimLease("app.a", "app.b", 1600);
+		assertThat(renewHeld("a", "run-a", 1700).claimedBy()).isEqualTo("app.b");
+		renew("b", "run-b2", 5000);
+		this.table.releaseLease("app.b", "run-b2");
+		assertThat(renewHeld("b", "run-b2", 5100)).isNull();
+		assertThat(this.table.leases("app")).extracting(InstanceLease::owner).containsExactly("app.a");
+	}
+
 	@Test
 	void onlyALiveInstanceOfTheSameAppClaimsAnExpiredLease() {
 		renew("a", "run-a", 0);
@@ -119,6 +149,7 @@ class DecisionTableLeaseTests {
 	@Test
 	void leaseOperationsResultsAndQueriesRoundTrip() {
 		Command command = new Command(7, List.of(new Operation.RenewLease("app", "a", "run-1", 3000),
+				new Operation.RenewLease("app", "a", "run-1", 3000, true),
 				new Operation.ClaimLease("app.a", "app.b"), new Operation.ReleaseLease("app.a", "run-1")));
 		assertThat(MessageCodec.decodeCommand(MessageCodec.encodeCommand(command))).isEqualTo(command);
 		List<OperationResult> results = List.of(new OperationResult.OwnerClaimed("t", "app.b"),
