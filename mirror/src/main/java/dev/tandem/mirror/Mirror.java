@@ -36,8 +36,15 @@ import dev.tandem.transaction.HeuristicOutcomeException;
  * {@link CrossClusterTransactionManager#createConsumer}); each mirror transaction, driven by a
  * {@link CrossClusterProcessor}, writes the records to every target (same partition; key, value,
  * headers and timestamp kept, plus the {@link Provenance} headers) and the mirror's source offsets,
- * all or nothing. Several instances (each with its own Tandem instance id) share the partitions
- * through the mirror's group. Target topics are created with the source's partition count
+ * all or nothing. Where those offsets live is {@link MirrorSettings#positions()}: with
+ * {@link MirrorSettings.Positions#TARGET} (one target, the default) in the mirror's group on the
+ * target, so that a mirror transaction is one Kafka transaction there and the source only sees
+ * fetches; the source consumer is then assigned the partitions that a member of that group owns
+ * (its generation fences an instance that lost them, KIP-447). With
+ * {@link MirrorSettings.Positions#SOURCE} in the mirror's group on the source, through which the
+ * source consumer is subscribed, and every mirror transaction is a cross-cluster transaction.
+ * Several instances (each with its own Tandem instance id) share the partitions through the
+ * mirror's group. Target topics are created with the source's partition count
  * ({@link MirrorSettings#replicationFactor()}, {@link MirrorSettings#copiedConfigs()}) and grow when
  * the source does, before any record of a new partition is written.
  * <p>
@@ -94,8 +101,8 @@ public final class Mirror implements AutoCloseable {
 	/** Remote topic -> source topic, of every topic selected so far (polling thread). */
 	private Map<String, String> remoteTopics = Map.of();
 
-	/** The target group's rebalance handling, set when the polling thread starts. */
-	private volatile @Nullable TargetAssignments targetAssignments;
+	/** With {@link MirrorSettings.Positions#TARGET}: the rebalance listener of the member. */
+	private @Nullable TargetAssignments targetAssignments;
 
 	private volatile boolean running;
 
@@ -176,6 +183,7 @@ public final class Mirror implements AutoCloseable {
 				group = this.manager.createConsumer(this.settings.targets().get(0), memberOverrides,
 						new ByteArrayDeserializer(), new ByteArrayDeserializer());
 				this.members = group;
+				this.targetAssignments = new TargetAssignments(source, group);
 				subscribeMembers(group, selected.keySet());
 			}
 			KafkaConsumer<byte[], byte[]> memberConsumer = group;
@@ -215,12 +223,11 @@ public final class Mirror implements AutoCloseable {
 			.beforeCommit((txn, next) -> this.translator.beforeCommit(txn))
 			.listener(this.copier)
 			.listener(this.translator);
-		TargetAssignments targetAssignments = null;
-		if (group == null) {
+		TargetAssignments targetAssignments = this.targetAssignments;
+		if (group == null || targetAssignments == null) {
 			builder.subscribe(this.settings.topics().subscriptionPattern()).rebalanceListener(new Assignments());
 		}
 		else {
-			targetAssignments = new TargetAssignments(source, group);
 			builder.assign(List.of()).offsetsIn(group, this::positions);
 		}
 		CrossClusterProcessor<byte[], byte[]> processor = builder.build();
@@ -279,8 +286,10 @@ public final class Mirror implements AutoCloseable {
 				this.manager.unregisterConsumer(source);
 				source.close(Duration.ofSeconds(5));
 				if (group != null) {
-					// leaving the group revokes its partitions: nothing is left to drain or reassign
-					this.targetAssignments = null;
+					if (targetAssignments != null) {
+						// leaving the group revokes its partitions: nothing is left to drain or reassign
+						targetAssignments.closed = true;
+					}
 					this.manager.unregisterConsumer(group);
 					group.close(Duration.ofSeconds(5));
 				}
@@ -343,7 +352,7 @@ public final class Mirror implements AutoCloseable {
 			group.unsubscribe();
 		}
 		else {
-			group.subscribe(remote.keySet(), new TargetAssignmentsHolder());
+			group.subscribe(remote.keySet(), this.targetAssignments);
 		}
 	}
 
@@ -454,6 +463,20 @@ public final class Mirror implements AutoCloseable {
 		return this.settings.source() + "->" + this.settings.targets();
 	}
 
+	/** Newly assigned source partitions: the selected ones are mirrored, their mappings rebuilt. */
+	private void assigned(Collection<TopicPartition> partitions) {
+		List<TopicPartition> selected = this.assignment.assign(partitions);
+		this.progress.assigned(selected);
+		this.mappings.rebuild(selected);
+	}
+
+	/** Source partitions revoked or lost. */
+	private void revoked(Collection<TopicPartition> partitions) {
+		this.assignment.revoke(partitions);
+		this.progress.revoked(partitions);
+		this.mappings.revoked(partitions);
+	}
+
 	/**
 	 * The rebalance listener of the target group's member ({@link MirrorSettings.Positions#TARGET}),
 	 * on the polling thread: assigned remote partitions become assigned source partitions,
@@ -461,21 +484,38 @@ public final class Mirror implements AutoCloseable {
 	 * transactional offset commit of the previous owner is settled first); revoked ones are
 	 * committed and drained first; lost ones are given up.
 	 */
-	private final class TargetAssignments {
+	private final class TargetAssignments implements ConsumerRebalanceListener {
 
 		private final KafkaConsumer<byte[], byte[]> source;
 
 		private final KafkaConsumer<byte[], byte[]> group;
 
+		/** Set by the polling thread once it built the processor (before its first poll of the group). */
 		@Nullable CrossClusterProcessor<byte[], byte[]> processor;
+
+		/** Set when the source consumer is closed: the member's leave needs nothing done. */
+		boolean closed;
 
 		TargetAssignments(KafkaConsumer<byte[], byte[]> source, KafkaConsumer<byte[], byte[]> group) {
 			this.source = source;
 			this.group = group;
-			Mirror.this.targetAssignments = this;
 		}
 
-		void assigned(Collection<TopicPartition> remotes) {
+		@Override
+		public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+			revoked(partitions, false);
+		}
+
+		@Override
+		public void onPartitionsLost(Collection<TopicPartition> partitions) {
+			revoked(partitions, true);
+		}
+
+		@Override
+		public void onPartitionsAssigned(Collection<TopicPartition> remotes) {
+			if (this.closed) {
+				return;
+			}
 			this.group.pause(remotes);
 			Map<TopicPartition, TopicPartition> sources = sources(remotes);
 			if (sources.isEmpty()) {
@@ -485,9 +525,7 @@ public final class Mirror implements AutoCloseable {
 			Set<TopicPartition> assignment = new HashSet<>(this.source.assignment());
 			assignment.addAll(sources.values());
 			this.source.assign(assignment);
-			List<TopicPartition> selected = Mirror.this.assignment.assign(sources.values());
-			Mirror.this.progress.assigned(selected);
-			Mirror.this.mappings.rebuild(selected);
+			assigned(sources.values());
 			Map<TopicPartition, Long> positioned = new LinkedHashMap<>();
 			sources.forEach((remote, partition) -> {
 				OffsetAndMetadata position = stored.get(remote);
@@ -508,7 +546,10 @@ public final class Mirror implements AutoCloseable {
 					sources.keySet().stream().filter((remote) -> stored.get(remote) != null).count());
 		}
 
-		void revoked(Collection<TopicPartition> remotes, boolean lost) {
+		private void revoked(Collection<TopicPartition> remotes, boolean lost) {
+			if (this.closed) {
+				return;
+			}
 			Map<TopicPartition, TopicPartition> sources = sources(remotes);
 			CrossClusterProcessor<byte[], byte[]> current = this.processor;
 			if (current != null && !sources.isEmpty()) {
@@ -522,9 +563,7 @@ public final class Mirror implements AutoCloseable {
 			Set<TopicPartition> assignment = new HashSet<>(this.source.assignment());
 			assignment.removeAll(sources.values());
 			this.source.assign(assignment);
-			Mirror.this.assignment.revoke(sources.values());
-			Mirror.this.progress.revoked(sources.values());
-			Mirror.this.mappings.revoked(sources.values());
+			Mirror.this.revoked(sources.values());
 		}
 
 		/** Remote partition -> source partition, for the remote topics of selected source topics. */
@@ -541,35 +580,6 @@ public final class Mirror implements AutoCloseable {
 
 	}
 
-	/** Hands the target group's rebalances to the current {@link TargetAssignments}. */
-	private final class TargetAssignmentsHolder implements ConsumerRebalanceListener {
-
-		@Override
-		public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-			TargetAssignments current = Mirror.this.targetAssignments;
-			if (current != null) {
-				current.revoked(partitions, false);
-			}
-		}
-
-		@Override
-		public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-			TargetAssignments current = Mirror.this.targetAssignments;
-			if (current != null) {
-				current.assigned(partitions);
-			}
-		}
-
-		@Override
-		public void onPartitionsLost(Collection<TopicPartition> partitions) {
-			TargetAssignments current = Mirror.this.targetAssignments;
-			if (current != null) {
-				current.revoked(partitions, true);
-			}
-		}
-
-	}
-
 	private final class Assignments implements ConsumerRebalanceListener {
 
 		@Override
@@ -579,20 +589,12 @@ public final class Mirror implements AutoCloseable {
 
 		@Override
 		public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-			List<TopicPartition> selected = Mirror.this.assignment.assign(partitions);
-			Mirror.this.progress.assigned(selected);
-			Mirror.this.mappings.rebuild(selected);
+			assigned(partitions);
 		}
 
 		@Override
 		public void onPartitionsLost(Collection<TopicPartition> partitions) {
 			revoked(partitions);
-		}
-
-		private void revoked(Collection<TopicPartition> partitions) {
-			Mirror.this.assignment.revoke(partitions);
-			Mirror.this.progress.revoked(partitions);
-			Mirror.this.mappings.revoked(partitions);
 		}
 
 	}
