@@ -24,7 +24,7 @@ import dev.tandem.transaction.StaleDecision;
 import dev.tandem.transaction.TransactionStatistics;
 
 /**
- * {@code /actuator/kafkatransactions}: outcome counts since this process started, in-flight and
+ * {@code /actuator/kafkatransactions}: the configured clusters and databases, outcome counts since this process started, in-flight and
  * in-doubt transactions, recent heuristic outcomes; {@code /actuator/kafkatransactions/{id}}: one
  * transaction, from this instance's in-flight set or else from the decision log (DECIDED,
  * COMPLETED or ABORTED; 404 when the log has no record: never decided, one-phase, or purged). Renders no client configuration, so no
@@ -87,7 +87,8 @@ public class KafkaTransactionsEndpoint {
 				snapshot.meanCommitMillis(), inFlight, this.manager.inDoubtCount(),
 				snapshot.recentHeuristics().stream().map(HeuristicDescriptor::of).toList(),
 				this.manager.staleDecisions().stream().map(StaleDecisionDescriptor::of).toList(),
-				this.manager.leaseLostTo(), this.listeners.get(), leases(), this.manager.hangingTransactions(this.timeout));
+				this.manager.leaseLostTo(), this.listeners.get(), leases(), this.manager.hangingTransactions(this.timeout),
+				this.manager.databases());
 	}
 
 	/** The leases of this app's instances in the decision log, or the reason they could not be read. */
@@ -117,7 +118,7 @@ public class KafkaTransactionsEndpoint {
 		if (state == DecisionState.UNKNOWN) {
 			return null;
 		}
-		return new TransactionDescriptor(id, "decision-log:" + state.name(), List.of(), null);
+		return new TransactionDescriptor(id, "decision-log:" + state.name(), List.of(), null, List.of());
 	}
 
 	/**
@@ -193,11 +194,14 @@ public class KafkaTransactionsEndpoint {
 	 * @param hanging this app's Kafka transactions open on a broker with nobody to end them (their
 	 *     instance's lease expired unclaimed, or older than the transaction timeout), per cluster,
 	 *     read at each call
+	 * @param databases configured database participants' names ({@code tandem.datasources.*} and
+	 *     {@code CrossClusterDataSource} beans)
 	 */
 	public record TransactionsDescriptor(String owner, List<String> clusters, Counts counts, double meanCommitMillis,
 			List<TransactionDescriptor> inFlight, int inDoubt, List<HeuristicDescriptor> recentHeuristics,
 			List<StaleDecisionDescriptor> staleDecisions, @Nullable String leaseLostTo,
-			List<ListenerContainerStatus> listeners, LeasesDescriptor leases, HangingTransactions.Report hanging) {
+			List<ListenerContainerStatus> listeners, LeasesDescriptor leases, HangingTransactions.Report hanging,
+			List<String> databases) {
 	}
 
 	/**
@@ -270,12 +274,14 @@ public class KafkaTransactionsEndpoint {
 	 * @param state its state (or the decision log's, prefixed {@code decision-log:})
 	 * @param clusters the clusters it touched
 	 * @param startedAt when it began (in-flight only)
+	 * @param databases the databases it touched (in-flight only)
 	 */
-	public record TransactionDescriptor(String id, String state, List<String> clusters, @Nullable Instant startedAt) {
+	public record TransactionDescriptor(String id, String state, List<String> clusters, @Nullable Instant startedAt,
+			List<String> databases) {
 
 		static TransactionDescriptor of(TransactionInfo info) {
 			return new TransactionDescriptor(info.transactionId(), info.state().name(), info.clusters(),
-					Instant.ofEpochMilli(info.startedAtMs()));
+					Instant.ofEpochMilli(info.startedAtMs()), info.databases());
 		}
 
 	}
@@ -284,8 +290,9 @@ public class KafkaTransactionsEndpoint {
 	 * A heuristic outcome.
 	 *
 	 * @param id the transaction id
-	 * @param committedClusters clusters where it committed
-	 * @param abortedClusters clusters whose broker aborted it
+	 * @param committedClusters clusters where it committed (a database as {@code database:<name>})
+	 * @param abortedClusters clusters whose broker aborted it (a database that rolled its branch
+	 *     back as {@code database:<name>})
 	 * @param detectedAt when Tandem detected it
 	 */
 	public record HeuristicDescriptor(String id, List<String> committedClusters, List<String> abortedClusters,

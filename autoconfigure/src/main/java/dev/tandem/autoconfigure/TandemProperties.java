@@ -37,6 +37,14 @@ public class TandemProperties {
 	 */
 	private final Map<String, Cluster> clusters = new LinkedHashMap<>();
 
+	/**
+	 * Databases taking part in cross-cluster transactions, by name (issue 28): each becomes a
+	 * CrossClusterDataSource bean named {@code <name>DataSource} whose writes inside a
+	 * cross-cluster transaction commit or roll back with its records. The name is part of
+	 * Tandem's prepared-branch ids: letters, digits, '-' and '_', stable across restarts.
+	 */
+	private final Map<String, Datasource> datasources = new LinkedHashMap<>();
+
 	private final Transaction transaction = new Transaction();
 
 	private final Coordinator coordinator = new Coordinator();
@@ -47,6 +55,10 @@ public class TandemProperties {
 
 	public Map<String, Cluster> getClusters() {
 		return this.clusters;
+	}
+
+	public Map<String, Datasource> getDatasources() {
+		return this.datasources;
 	}
 
 	public Transaction getTransaction() {
@@ -63,6 +75,103 @@ public class TandemProperties {
 
 	public Listener getListener() {
 		return this.listener;
+	}
+
+	/**
+	 * One database participant ({@code tandem.datasources.<name>.*}): the driver's XA data source
+	 * for the transactions' branches, and a connection pool of the same database for work outside
+	 * cross-cluster transactions.
+	 */
+	public static class Datasource {
+
+		/**
+		 * JDBC URL of the database, such as jdbc:postgresql://db:5432/orders.
+		 */
+		private @Nullable String url;
+
+		/**
+		 * Login user of the database.
+		 */
+		private @Nullable String username;
+
+		/**
+		 * Login password of the database.
+		 */
+		private @Nullable String password;
+
+		/**
+		 * The driver's javax.sql.XADataSource class; derived from the URL for PostgreSQL
+		 * (org.postgresql.xa.PGXADataSource), MySQL (com.mysql.cj.jdbc.MysqlXADataSource) and
+		 * MariaDB (org.mariadb.jdbc.MariaDbDataSource).
+		 */
+		private @Nullable String xaDataSourceClassName;
+
+		/**
+		 * Properties of the XA data source, such as socket-timeout and connect-timeout (seconds,
+		 * PostgreSQL): they bound every call Tandem makes on the database.
+		 */
+		private final Map<String, String> xaProperties = new LinkedHashMap<>();
+
+		/**
+		 * Properties of the connection pool used outside cross-cluster transactions (HikariCP's
+		 * when present, such as maximum-pool-size).
+		 */
+		private final Map<String, String> pool = new LinkedHashMap<>();
+
+		/**
+		 * Whether this data source is the primary DataSource bean (the one JdbcTemplate and Spring
+		 * Data JDBC use when the application has several).
+		 */
+		private boolean primary;
+
+		public @Nullable String getUrl() {
+			return this.url;
+		}
+
+		public void setUrl(@Nullable String url) {
+			this.url = url;
+		}
+
+		public @Nullable String getUsername() {
+			return this.username;
+		}
+
+		public void setUsername(@Nullable String username) {
+			this.username = username;
+		}
+
+		public @Nullable String getPassword() {
+			return this.password;
+		}
+
+		public void setPassword(@Nullable String password) {
+			this.password = password;
+		}
+
+		public @Nullable String getXaDataSourceClassName() {
+			return this.xaDataSourceClassName;
+		}
+
+		public void setXaDataSourceClassName(@Nullable String xaDataSourceClassName) {
+			this.xaDataSourceClassName = xaDataSourceClassName;
+		}
+
+		public Map<String, String> getXaProperties() {
+			return this.xaProperties;
+		}
+
+		public Map<String, String> getPool() {
+			return this.pool;
+		}
+
+		public boolean isPrimary() {
+			return this.primary;
+		}
+
+		public void setPrimary(boolean primary) {
+			this.primary = primary;
+		}
+
 	}
 
 	/**

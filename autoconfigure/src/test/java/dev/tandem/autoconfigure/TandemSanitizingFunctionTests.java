@@ -95,6 +95,13 @@ class TandemSanitizingFunctionTests {
 		assertThat(TandemSanitizingFunction.isCredential("server.ssl.key-store-password")).isFalse();
 	}
 
+	@Test
+	void databasePasswordsAreCredentials() {
+		assertThat(TandemSanitizingFunction.isCredential("tandem.datasources.ledger.password")).isTrue();
+		assertThat(TandemSanitizingFunction.isCredential("tandem.datasources.ledger.xa-properties.password")).isTrue();
+		assertThat(TandemSanitizingFunction.isCredential("tandem.datasources.ledger.username")).isFalse();
+	}
+
 	@SuppressWarnings("unchecked")
 	private static Map<String, Object> map(Object value) {
 		assertThat(value).isInstanceOf(Map.class);

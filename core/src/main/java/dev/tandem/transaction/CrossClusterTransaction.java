@@ -603,7 +603,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			crashPoint(ProtocolStep.AFTER_COMMIT);
 			Completions.record(this.context.decisionLog(), this.transactionId);
 			releaseSlot();
-			this.context.listener().onCommitted(this.transactionId, working.size(),
+			this.context.listener().onCommitted(this.transactionId, working.size() + this.databases.size(),
 					Duration.ofNanos(System.nanoTime() - start));
 			return;
 		}
@@ -616,7 +616,8 @@ public final class CrossClusterTransaction implements AutoCloseable {
 				this.transactionId, failed, first);
 		handOver(this.context.recovery().decidedNotCommitted(decision, this.slot), first,
 				"it is decided but could not commit on " + failed + " yet", "its decision was not recorded");
-		this.context.listener().onCommitted(this.transactionId, working.size(), Duration.ofNanos(System.nanoTime() - start));
+		this.context.listener().onCommitted(this.transactionId, working.size() + this.databases.size(),
+				Duration.ofNanos(System.nanoTime() - start));
 	}
 
 	private TransactionAbortedException abortAll(List<Participant> participants, Throwable cause) {

@@ -462,13 +462,15 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	 * @param state its state
 	 * @param clusters the clusters it has touched
 	 * @param startedAtMs when it began, epoch milliseconds
+	 * @param databases the databases it has touched (database participants)
 	 * @since 0.1.0
 	 */
 	public record TransactionInfo(String transactionId, TransactionState state, List<String> clusters,
-			long startedAtMs) {
+			long startedAtMs, List<String> databases) {
 
 		static TransactionInfo of(CrossClusterTransaction txn) {
-			return new TransactionInfo(txn.transactionId(), txn.state(), txn.enlistedClusters(), txn.startedAtMs());
+			return new TransactionInfo(txn.transactionId(), txn.state(), txn.enlistedClusters(), txn.startedAtMs(),
+					txn.enlistedDatabases());
 		}
 
 	}

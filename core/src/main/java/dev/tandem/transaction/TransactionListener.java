@@ -15,7 +15,8 @@ public interface TransactionListener {
 	/**
 	 * A transaction committed on every participant.
 	 * @param transactionId the transaction id
-	 * @param participants number of clusters enlisted (1 means the one-phase path)
+	 * @param participants number of clusters and databases enlisted (1 means the one-phase path, except for a
+	 *     database alone, which goes through the decision)
 	 * @param commitLatency time from {@code commit()} call to the last participant's commit
 	 */
 	default void onCommitted(String transactionId, int participants, Duration commitLatency) {

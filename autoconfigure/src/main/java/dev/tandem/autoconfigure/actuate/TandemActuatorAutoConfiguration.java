@@ -23,6 +23,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.tandem.actuate.CoordinatorHealthIndicator;
+import dev.tandem.actuate.DatabaseParticipantHealthIndicator;
 import dev.tandem.actuate.KafkaClusterHealthIndicator;
 import dev.tandem.actuate.HangingTransactionsGauge;
 import dev.tandem.actuate.KafkaTransactionsEndpoint;
@@ -36,6 +37,7 @@ import dev.tandem.autoconfigure.kafka.ListenerContainerStatus;
 import dev.tandem.autoconfigure.kafka.TandemKafkaAutoConfiguration;
 import dev.tandem.autoconfigure.transaction.TandemTransactionAutoConfiguration;
 import dev.tandem.failover.LeaderCacheRegistry;
+import dev.tandem.transaction.CrossClusterDataSource;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.DecisionLog;
 import dev.tandem.transaction.TransactionStatistics;
@@ -43,7 +45,8 @@ import dev.tandem.transaction.TransactionStatistics;
 /**
  * Tandem's actuator parts, each present only when its library is: the
  * {@code kafkatransactions} endpoint, health indicators {@code kafkaClusters} (one per cluster),
- * {@code tandemCoordinator} and {@code tandemListeners}, Micrometer meters of transaction outcomes
+ * {@code tandemDatabases} (one per database participant), {@code tandemCoordinator} and
+ * {@code tandemListeners}, Micrometer meters of transaction outcomes
  * and listener containers, and a
  * {@link TandemSanitizingFunction} that masks credential-like client properties.
  *
@@ -109,6 +112,17 @@ public class TandemActuatorAutoConfiguration {
 						cluster, registry));
 			}
 			return new ClosingCompositeHealthContributor(indicators);
+		}
+
+		@Bean
+		@ConditionalOnMissingBean(name = "tandemDatabasesHealthContributor")
+		@ConditionalOnBean(CrossClusterDataSource.class)
+		@ConditionalOnEnabledHealthIndicator("tandemdatabases")
+		HealthContributor tandemDatabasesHealthContributor(ObjectProvider<CrossClusterDataSource> databases) {
+			Map<String, DatabaseParticipantHealthIndicator> indicators = new LinkedHashMap<>();
+			databases.orderedStream().forEach((database) -> indicators.put(database.database(),
+					new DatabaseParticipantHealthIndicator(database.xaDataSource(), CHECK_TIMEOUT)));
+			return CompositeHealthContributor.fromMap(indicators);
 		}
 
 		@Bean

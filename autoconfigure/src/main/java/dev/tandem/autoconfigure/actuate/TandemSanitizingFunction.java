@@ -10,8 +10,10 @@ import org.springframework.boot.actuate.endpoint.SanitizingFunction;
  * Masks credential-like client properties in the {@code configprops} and {@code env} endpoints,
  * also with {@code show-values=always}: under {@code tandem.clusters.*} (the pass-through
  * {@code properties}, {@code producer}, {@code consumer} and {@code admin} maps, where
- * {@code sasl.jaas.config} and SSL passwords live), {@code tandem.coordinator.*} (TLS passwords)
- * and {@code spring.kafka.*}, which every cluster inherits. A key is credential-like when it
+ * {@code sasl.jaas.config} and SSL passwords live), {@code tandem.coordinator.*} (TLS passwords),
+ * {@code tandem.datasources.*} (database passwords, also under {@code xa-properties} and
+ * {@code pool}; keep them out of the JDBC URL, which is not masked) and {@code spring.kafka.*},
+ * which every cluster inherits. A key is credential-like when it
  * contains {@code password}, {@code secret}, {@code jaas}, {@code credential}, {@code token} or
  * {@code user.info}, or ends with {@code .key} ({@code ssl.keystore.key}, PEM private keys).
  * Stateless and thread-safe.
@@ -20,7 +22,8 @@ import org.springframework.boot.actuate.endpoint.SanitizingFunction;
  */
 public class TandemSanitizingFunction implements SanitizingFunction {
 
-	private static final List<String> PREFIXES = List.of("tandem.clusters.", "tandem.coordinator.", "spring.kafka.");
+	private static final List<String> PREFIXES = List.of("tandem.clusters.", "tandem.coordinator.", "spring.kafka.",
+			"tandem.datasources.");
 
 	private static final List<String> CREDENTIAL_PARTS = List.of("password", "secret", "jaas", "credential", "token",
 			"user.info");

@@ -20,7 +20,8 @@ public class PreparedTransactionsDisabledFailureAnalyzer
 		return new FailureAnalysis("Database '" + cause.database() + "' cannot take part in cross-cluster "
 				+ "transactions (server setting '" + cause.setting() + "'): " + cause.getMessage(),
 				"Change " + cause.setting() + " on the database server as described above and restart it, or remove "
-						+ "the CrossClusterDataSource bean of database '" + cause.database() + "'.",
+						+ "database '" + cause.database() + "' from the application (tandem.datasources."
+						+ cause.database() + ".*, or its CrossClusterDataSource bean).",
 				cause);
 	}
 

@@ -22,7 +22,8 @@ import dev.tandem.transaction.ProtocolStep;
  * before it begins to its outcome, current on the transaction's thread (so records sent inside
  * it carry its trace context, and a listener's receive observation is its parent). Low-cardinality
  * keys {@value #OUTCOME} ({@code committed}, {@code aborted}, {@code in_doubt},
- * {@code heuristic}) and {@value #CLUSTERS} (clusters enlisted); high-cardinality key
+ * {@code heuristic}), {@value #CLUSTERS} (clusters enlisted) and {@value #DATABASES} (databases
+ * enlisted); high-cardinality key
  * {@value #TRANSACTION_ID}. The protocol's steps are events: {@code tandem.prepare} (sends done),
  * {@code tandem.prepared} (every participant flushed), {@code tandem.decided} (decision durable),
  * {@code tandem.commit.partial} (first participant committed, only with a fault-injecting hook)
@@ -48,6 +49,9 @@ public class ObservationTransactionObserver implements TandemTransactionObserver
 
 	/** Low-cardinality key of the number of clusters enlisted. */
 	public static final String CLUSTERS = "tandem.clusters";
+
+	/** Low-cardinality key of the number of databases enlisted (database participants). */
+	public static final String DATABASES = "tandem.databases";
 
 	/** High-cardinality key of the transaction id. */
 	public static final String TRANSACTION_ID = "tandem.transaction.id";
@@ -155,8 +159,10 @@ public class ObservationTransactionObserver implements TandemTransactionObserver
 		public void ended(Outcome outcome, @Nullable Throwable failure) {
 			CrossClusterTransaction transaction = this.transaction;
 			int clusters = (transaction != null) ? transaction.enlistedClusters().size() : 0;
+			int databases = (transaction != null) ? transaction.enlistedDatabases().size() : 0;
 			this.observation.lowCardinalityKeyValue(KeyValue.of(OUTCOME, outcome.name().toLowerCase(Locale.ROOT)))
-				.lowCardinalityKeyValue(KeyValue.of(CLUSTERS, String.valueOf(clusters)));
+				.lowCardinalityKeyValue(KeyValue.of(CLUSTERS, String.valueOf(clusters)))
+				.lowCardinalityKeyValue(KeyValue.of(DATABASES, String.valueOf(databases)));
 			if (failure != null) {
 				this.observation.error(failure);
 			}

@@ -131,7 +131,17 @@ public class TandemTransactionAutoConfiguration {
 		}
 		listeners.orderedStream().forEach(builder::listener);
 		// Database participants: every CrossClusterDataSource bean (declared with that type) joins the transactions.
-		databases.orderedStream().forEach((database) -> builder.database(database.database(), database.xaDataSource()));
+		java.util.Set<String> databaseNames = new java.util.HashSet<>();
+		databases.orderedStream().forEach((database) -> {
+			if (!databaseNames.add(database.database())) {
+				throw new TandemConfigurationException("tandem.datasources." + database.database(), "Database '"
+						+ database.database() + "' is configured twice (tandem.datasources." + database.database()
+						+ " or CrossClusterDataSource beans): a transaction's branch must have one XA data source.",
+						"Keep one: remove tandem.datasources." + database.database() + " or the CrossClusterDataSource "
+								+ "bean of the same database name.");
+			}
+			builder.database(database.database(), database.xaDataSource());
+		});
 		// the observation's step events (ObservationTransactionObserver) are one of these hooks
 		List<ProtocolHook> hooks = hook.orderedStream().toList();
 		if (hooks.size() == 1) {
