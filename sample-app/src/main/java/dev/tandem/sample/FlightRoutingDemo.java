@@ -224,6 +224,9 @@ public final class FlightRoutingDemo {
 				"--tandem.clusters.east.bootstrap-servers=" + bootstrap.get(Regions.EAST),
 				"--tandem.clusters.west.bootstrap-servers=" + bootstrap.get(Regions.WEST),
 				"--tandem.clusters.east.consumer.max.poll.records=" + this.settings.recordsPerTransaction(),
+				// one delivery per transaction, as the demo's settings say (the default lets a
+				// pipelined batch listener's transaction span deliveries, up to 5,000 records)
+				"--tandem.listener.max-records=" + this.settings.recordsPerTransaction(), "--tandem.listener.growth=1",
 				"--tandem.transaction.instance-id=demo-" + this.runId,
 				"--tandem.coordinator.data-dir=" + this.settings.coordinatorDataDir().toAbsolutePath(),
 				"--flights.group=" + group(), "--flights.run-id=" + this.runId, "--server.port=0"));

@@ -308,13 +308,28 @@ final class VerificationChecks {
 	}
 
 	/**
-	 * What readers see of one transaction: records per cluster, and what its header promises.
+	 * What readers see of one transaction: records per cluster, and what its headers promise. A
+	 * transaction may hold several listener deliveries (a pipelined batch listener's transaction
+	 * spans deliveries); each delivery's records carry that delivery's counts and its consumed
+	 * input, so the transaction promises the sum over its deliveries.
 	 */
 	private static final class TransactionView {
 
 		final Map<String, Integer> visible = new TreeMap<>();
 
-		final Set<Map<String, Integer>> promised = new HashSet<>();
+		/** Consumed input of a delivery -> the counts its records carry (one, unless they disagree). */
+		final Map<String, Set<Map<String, Integer>>> deliveries = new TreeMap<>();
+
+		boolean disagrees() {
+			return this.deliveries.values().stream().anyMatch((counts) -> counts.size() != 1);
+		}
+
+		Map<String, Integer> promised() {
+			Map<String, Integer> total = new TreeMap<>();
+			this.deliveries.values().forEach((counts) -> counts.iterator().next()
+				.forEach((cluster, records) -> total.merge(cluster, records, Integer::sum)));
+			return total;
+		}
 
 	}
 
@@ -328,7 +343,8 @@ final class VerificationChecks {
 			}
 			TransactionView view = transactions.computeIfAbsent(record.transactionId(), (id) -> new TransactionView());
 			view.visible.merge(record.cluster(), 1, Integer::sum);
-			view.promised.add(record.recordsPerCluster());
+			view.deliveries.computeIfAbsent(record.consumedInput(), (input) -> new HashSet<>())
+				.add(record.recordsPerCluster());
 		}
 		this.facts.put("transactions with visible records", transactions.size());
 		check(withoutHeader == 0, withoutHeader + " output record(s) without a transaction header");
@@ -342,10 +358,10 @@ final class VerificationChecks {
 			String id = entry.getKey();
 			TransactionView view = entry.getValue();
 			List<String> why = new ArrayList<>();
-			if (view.promised.size() != 1) {
-				why.add("records disagree on the transaction's size " + view.promised);
+			if (view.disagrees()) {
+				why.add("records of one delivery disagree on its size " + view.deliveries);
 			}
-			Map<String, Integer> promised = view.promised.iterator().next();
+			Map<String, Integer> promised = view.promised();
 			Set<String> participants = new TreeSet<>(promised.keySet());
 			participants.add(this.sourceCluster); // the consumed offsets are committed there
 			for (String cluster : participants) {

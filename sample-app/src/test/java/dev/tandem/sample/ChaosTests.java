@@ -583,6 +583,11 @@ class ChaosTests {
 			if (step != null) {
 				extra.add("--flights.halt-at-step=" + step);
 				extra.add("--flights.halt-at-transaction=" + haltAt);
+				// One delivery per transaction: a transaction spanning deliveries (the default) can
+				// route the whole input in fewer than haltAt transactions, and the halt would never
+				// come. The other faults run with the default.
+				extra.add("--tandem.listener.max-records=" + MAX_POLL);
+				extra.add("--tandem.listener.growth=1");
 			}
 			if (this.fault == Fault.HEURISTIC_TIMEOUT) {
 				extra.add("--tandem.transaction.timeout=5s");

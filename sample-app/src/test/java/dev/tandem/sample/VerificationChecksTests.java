@@ -96,6 +96,24 @@ class VerificationChecksTests {
 	}
 
 	@Test
+	void aTransactionSpanningTwoDeliveriesPromisesTheirSumAndIsWholeWhenAllOfBothIsVisible() {
+		String[] origins = { "BOS", "SFO", "BOS", "LAX", "SFO", "BOS" };
+		for (int seq = 0; seq < origins.length; seq++) {
+			this.input.add(new InputRecord(0, seq, true, seq, origins[seq], false));
+		}
+		// one transaction, two deliveries (a pipelined batch listener's transaction spans them)
+		route("t1", 0, 1, 2);
+		route("t1", 3, 4, 5);
+		assertThat(checks().run().anomalies()).isEmpty();
+
+		// the second delivery's west records missing: that transaction is partly visible
+		this.outputs.get(WEST).removeIf((r) -> r.seq() == 4);
+		Result partial = checks().run();
+		assertThat(partial.facts()).containsEntry("aborted-but-visible transactions", 1);
+		assertThat(partial.anomalies()).anyMatch((a) -> a.contains("2 of 3 records visible on west"));
+	}
+
+	@Test
 	void aRecordRoutedTwiceIsADuplicate() {
 		correctRun();
 		route("t3", 3, 4, 5);
