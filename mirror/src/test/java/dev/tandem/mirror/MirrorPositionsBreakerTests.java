@@ -250,33 +250,54 @@ class MirrorPositionsBreakerTests {
 	 * Idea 2, during a rolling upgrade: an instance still keeping its positions on the source (the
 	 * only mode before issue 25) and an instance of the new default (target) run at once, as while
 	 * a deployment is rolled; then the old one stops. The two modes share partitions through two
-	 * different groups (one on the source, one on the target), so this counts what both copy.
+	 * different groups (one on the source, one on the target), so this counts what both copy,
+	 * with records coming all along.
 	 */
 	@Test
+	@Disabled("bug: during a rolling upgrade an instance with positions=source and one with the new default (target) "
+			+ "copy the same partitions through two unrelated groups: 305 of 2515 records copied twice")
 	void aRollingUpgradeFromPositionsOnTheSourceToTheTargetCopiesNothingTwice() throws Exception {
 		String topic = "upgrade-" + this.name;
 		String remote = "east." + topic;
 		east().createTopic(topic, 2, (short) 1);
-		produce(east(), spread(topic, 2, 0, 200));
-		Mirror old = mirror((settings) -> settings.topics(List.of(topic)).maxRecords(10)
-			.positions(MirrorSettings.Positions.SOURCE));
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 200);
-		Mirror upgraded = mirror((settings) -> settings.topics(List.of(topic)).maxRecords(10));
-		await().atMost(WAIT).until(() -> !upgraded.status().partitions().isEmpty());
-		produce(east(), spread(topic, 2, 200, 400));
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 400);
-		old.close();
-		produce(east(), spread(topic, 2, 400, 600));
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 600);
+		AtomicInteger next = new AtomicInteger();
+		ScheduledExecutorService producing = Executors.newSingleThreadScheduledExecutor();
+		KafkaProducer<String, String> producer = new KafkaProducer<>(east().producerProperties(), new StringSerializer(),
+				new StringSerializer());
+		producing.scheduleAtFixedRate(() -> {
+			for (int k = 0; k < 5; k++) {
+				int i = next.getAndIncrement();
+				producer.send(new ProducerRecord<>(topic, i % 2, "k" + i, "v" + i));
+			}
+		}, 0, 10, TimeUnit.MILLISECONDS);
+		Mirror old;
+		Mirror upgraded;
+		try {
+			old = mirror((settings) -> settings.topics(List.of(topic)).maxRecords(10)
+				.positions(MirrorSettings.Positions.SOURCE));
+			grows(remote, 300);
+			upgraded = mirror((settings) -> settings.topics(List.of(topic)).maxRecords(10));
+			await().atMost(WAIT).until(() -> !upgraded.status().partitions().isEmpty());
+			// both run while records keep coming, as during a rolling deployment
+			grows(remote, 500);
+			old.close();
+			grows(remote, 300);
+		}
+		finally {
+			producing.shutdownNow();
+			producing.awaitTermination(5, TimeUnit.SECONDS);
+			producer.flush();
+			producer.close();
+		}
+		int produced = next.get();
+		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= produced);
 		await().atMost(WAIT).untilAsserted(() -> assertThat(upgraded.status().lagRecords()).isZero());
 		List<String> copies = ReadCommitted.values(west().bootstrapServers(), remote);
 		int duplicates = copies.size() - new HashSet<>(copies).size();
-		assertThat(duplicates).as("records copied twice while both modes ran (%d copies of 600 records)", copies.size())
+		assertThat(duplicates).as("records copied twice while both modes ran (%d copies of %d records; mirrored by the "
+				+ "old instance %d, by the upgraded one %d)", copies.size(), produced, old.status().recordsMirrored(),
+				upgraded.status().recordsMirrored())
 			.isZero();
-		assertThat(old.status().recordsMirrored() + upgraded.status().recordsMirrored())
-			.as("records mirrored by the old instance (%d) and the upgraded one (%d)", old.status().recordsMirrored(),
-					upgraded.status().recordsMirrored())
-			.isEqualTo(600);
 	}
 
 	/**
@@ -328,6 +349,62 @@ class MirrorPositionsBreakerTests {
 			stalled.close();
 			produce(east(), spread(topic, 2, 40, 80));
 			await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 80);
+			assertThat(byPartition(west(), remote)).isEqualTo(byPartition(east(), topic));
+		}
+		finally {
+			release.countDown();
+		}
+	}
+
+	/**
+	 * Idea 4 as it happens: an instance's thread stalls with a transaction whose positions the
+	 * target group accepted (held at {@link ProtocolStep#BEFORE_PREPARE}) longer than the member's
+	 * {@code max.poll.interval.ms} (8 s here, the target's consumer setting), so its member leaves
+	 * the group by itself and another instance takes the partitions; then the stall ends and the
+	 * stalled instance rejoins. Every record once, in order.
+	 */
+	@Test
+	void anInstanceStalledPastItsMaxPollIntervalWithPositionsPendingIsReplacedWithoutAnyCopyMadeTwice()
+			throws Exception {
+		String topic = "maxpoll-" + this.name;
+		String remote = "east." + topic;
+		east().createTopic(topic, 2, (short) 1);
+		produce(east(), spread(topic, 2, 0, 40));
+		Map<String, Object> shortPollInterval = Map.of(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, 8000);
+		CountDownLatch held = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		AtomicBoolean armed = new AtomicBoolean(true);
+		ProtocolHook hold = (transactionId, step) -> {
+			if (step == ProtocolStep.BEFORE_PREPARE && armed.compareAndSet(true, false)) {
+				held.countDown();
+				try {
+					release.await();
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}
+		};
+		Mirror stalled = mirror((manager) -> manager.protocolHook(hold), shortPollInterval,
+				(settings) -> settings.topics(List.of(topic)).maxRecords(10));
+		assertThat(held.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("a transaction held after its offset commit").isTrue();
+		String group = stalled.settings().consumerGroup();
+		try {
+			Mirror successor = mirror(UnaryOperator.identity(), shortPollInterval,
+					(settings) -> settings.topics(List.of(topic)).maxRecords(10));
+			// the stalled member leaves by itself after 8 s without a poll; the successor owns both partitions
+			await().atMost(WAIT).until(() -> {
+				var members = west().admin().describeConsumerGroups(List.of(group)).all().get().get(group).members();
+				return members.size() == 1 && members.iterator().next().assignment().topicPartitions().size() == 2;
+			});
+			release.countDown();
+			produce(east(), spread(topic, 2, 40, 80));
+			await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 80);
+			// the stalled instance comes back into the group: a rebalance more, and still nothing twice
+			await().atMost(WAIT).until(() -> !stalled.status().partitions().isEmpty()
+					&& !successor.status().partitions().isEmpty());
+			produce(east(), spread(topic, 2, 80, 120));
+			await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 120);
 			assertThat(byPartition(west(), remote)).isEqualTo(byPartition(east(), topic));
 		}
 		finally {
@@ -409,9 +486,16 @@ class MirrorPositionsBreakerTests {
 
 	private Mirror mirror(UnaryOperator<CrossClusterTransactionManagerBuilder> managerCustomizer,
 			UnaryOperator<MirrorSettings.Builder> customizer) {
+		return mirror(managerCustomizer, Map.of(), customizer);
+	}
+
+	private Mirror mirror(UnaryOperator<CrossClusterTransactionManagerBuilder> managerCustomizer,
+			Map<String, Object> westConfig, UnaryOperator<MirrorSettings.Builder> customizer) {
+		Map<String, Object> west = client(west());
+		west.putAll(westConfig);
 		CrossClusterTransactionManager manager = managerCustomizer.apply(CrossClusterTransactionManager.builder()
 			.cluster("east", client(east()))
-			.cluster("west", client(west()))
+			.cluster("west", west)
 			.idPrefix("mirror-breaker")
 			.instanceId(this.name + "-" + this.closeables.size())
 			.decisionLog(coordinator.decisionLog()))
