@@ -71,6 +71,12 @@ public final class Mirror implements AutoCloseable {
 	/** Bound of every admin call and of the rebuild of a partition's offset mapping. */
 	private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
 
+	/**
+	 * Bound of one read of pending positions on the target, tried again at every loop while a
+	 * previous owner's transaction holds them.
+	 */
+	private static final Duration PENDING_READ = Duration.ofMillis(500);
+
 	private final CrossClusterTransactionManager manager;
 
 	private final MirrorSettings settings;
@@ -368,7 +374,12 @@ public final class Mirror implements AutoCloseable {
 			}
 			return;
 		}
-		group.poll(source.assignment().isEmpty() ? Duration.ofMillis(100) : Duration.ZERO);
+		TargetAssignments listener = this.targetAssignments;
+		boolean pending = listener != null && listener.hasPending();
+		group.poll((source.assignment().isEmpty() && !pending) ? Duration.ofMillis(100) : Duration.ZERO);
+		if (listener != null) {
+			listener.takePending();
+		}
 	}
 
 	private static void sleepQuietly(Duration duration) {
@@ -496,6 +507,12 @@ public final class Mirror implements AutoCloseable {
 		/** Set when the source consumer is closed: the member's leave needs nothing done. */
 		boolean closed;
 
+		/** Remote -> source partition, assigned by the group, whose positions are not read yet. */
+		private final Map<TopicPartition, TopicPartition> pending = new LinkedHashMap<>();
+
+		/** Whether the wait for pending positions was logged. */
+		private boolean waiting;
+
 		TargetAssignments(KafkaConsumer<byte[], byte[]> source, KafkaConsumer<byte[], byte[]> group) {
 			this.source = source;
 			this.group = group;
@@ -517,15 +534,44 @@ public final class Mirror implements AutoCloseable {
 				return;
 			}
 			this.group.pause(remotes);
-			Map<TopicPartition, TopicPartition> sources = sources(remotes);
-			if (sources.isEmpty()) {
+			this.pending.putAll(sources(remotes));
+			takePending();
+		}
+
+		/**
+		 * Starts mirroring the pending partitions whose positions can be read now. A position is
+		 * read {@code read_committed} (stable offsets): while a previous owner's transaction holds
+		 * an offset commit of the partition, the read waits for that transaction's outcome, which
+		 * can take until it is fenced (a restart or a takeover of that instance) or times out on
+		 * the broker; the partitions stay pending meanwhile and are tried again at every loop, and
+		 * the other partitions are mirrored on. Called on the polling thread.
+		 */
+		void takePending() {
+			if (this.pending.isEmpty() || this.closed) {
 				return;
 			}
-			Map<TopicPartition, OffsetAndMetadata> stored = this.group.committed(sources.keySet(), ADMIN_TIMEOUT);
+			Map<TopicPartition, OffsetAndMetadata> stored;
+			try {
+				stored = this.group.committed(this.pending.keySet(), PENDING_READ);
+			}
+			catch (org.apache.kafka.common.errors.TimeoutException ex) {
+				if (!this.waiting) {
+					logger.warn("Mirror {}: the positions of {} on '{}' are held by a transaction of a previous owner that "
+							+ "has not ended; they are mirrored once it ends (committed or aborted)", describe(),
+							this.pending.keySet(), Mirror.this.settings.targets().get(0));
+					this.waiting = true;
+				}
+				return;
+			}
+			this.waiting = false;
+			Map<TopicPartition, TopicPartition> sources = new LinkedHashMap<>(this.pending);
+			this.pending.clear();
+			// the bookkeeping first (mappings rebuilt, topic ids read), then assign and seek at once:
+			// a source partition is never assigned without its position
+			assigned(sources.values());
 			Set<TopicPartition> assignment = new HashSet<>(this.source.assignment());
 			assignment.addAll(sources.values());
 			this.source.assign(assignment);
-			assigned(sources.values());
 			Map<TopicPartition, Long> positioned = new LinkedHashMap<>();
 			sources.forEach((remote, partition) -> {
 				OffsetAndMetadata position = stored.get(remote);
@@ -543,14 +589,22 @@ public final class Mirror implements AutoCloseable {
 			Mirror.this.progress.idlePositions(positioned);
 			logger.info("Mirror {}: assigned {} partition(s) through group '{}' on '{}', {} with a position there",
 					describe(), sources.size(), Mirror.this.settings.consumerGroup(), Mirror.this.settings.targets().get(0),
-					sources.keySet().stream().filter((remote) -> stored.get(remote) != null).count());
+					positioned.size());
+		}
+
+		/** Whether partitions wait for their positions (the loop then does not wait for records). */
+		boolean hasPending() {
+			return !this.pending.isEmpty();
 		}
 
 		private void revoked(Collection<TopicPartition> remotes, boolean lost) {
 			if (this.closed) {
 				return;
 			}
+			// pending ones were never given to the source consumer
+			remotes.forEach(this.pending::remove);
 			Map<TopicPartition, TopicPartition> sources = sources(remotes);
+			sources.values().retainAll(this.source.assignment());
 			CrossClusterProcessor<byte[], byte[]> current = this.processor;
 			if (current != null && !sources.isEmpty()) {
 				if (lost) {
