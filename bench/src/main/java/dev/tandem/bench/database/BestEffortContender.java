@@ -3,8 +3,11 @@ package dev.tandem.bench.database;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+
+import org.HdrHistogram.Histogram;
 
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -47,6 +50,8 @@ final class BestEffortContender implements Contender {
 
 	private final String insert;
 
+	private final Map<String, Histogram> phases = new LinkedHashMap<>();
+
 	BestEffortContender(Map<String, Map<String, Object>> clusters, String jdbcUrl, int workers) {
 		DefaultKafkaProducerFactory<byte[], byte[]> eastFactory = factory(clusters.get(DatabaseBench.EAST), "east");
 		DefaultKafkaProducerFactory<byte[], byte[]> westFactory = factory(clusters.get(DatabaseBench.WEST), "west");
@@ -64,6 +69,9 @@ final class BestEffortContender implements Contender {
 			this.jdbc.add(new JdbcTemplate(dataSource));
 		}
 		this.insert = "INSERT INTO " + table() + " (id, payload) VALUES (?, ?)";
+		for (String phase : new String[] { "database commit", "west commit", "east commit" }) {
+			this.phases.put(phase, new Histogram(3));
+		}
 	}
 
 	private DefaultKafkaProducerFactory<byte[], byte[]> factory(Map<String, Object> config, String cluster) {
@@ -99,6 +107,7 @@ final class BestEffortContender implements Contender {
 			throw ex;
 		}
 		committing.run();
+		long start = System.nanoTime();
 		try {
 			database.commit(databaseStatus);
 		}
@@ -107,6 +116,7 @@ final class BestEffortContender implements Contender {
 			this.east.rollback(eastStatus);
 			throw ex;
 		}
+		long databaseCommitted = System.nanoTime();
 		try {
 			this.west.commit(westStatus);
 		}
@@ -114,7 +124,19 @@ final class BestEffortContender implements Contender {
 			this.east.rollback(eastStatus);
 			throw ex;
 		}
+		long westCommitted = System.nanoTime();
 		this.east.commit(eastStatus);
+		long end = System.nanoTime();
+		synchronized (this.phases) {
+			this.phases.get("database commit").recordValue((databaseCommitted - start) / 1000);
+			this.phases.get("west commit").recordValue((westCommitted - databaseCommitted) / 1000);
+			this.phases.get("east commit").recordValue((end - westCommitted) / 1000);
+		}
+	}
+
+	@Override
+	public Map<String, Histogram> phases() {
+		return this.phases;
 	}
 
 	@Override

@@ -1,5 +1,9 @@
 package dev.tandem.bench.database;
 
+import java.util.Map;
+
+import org.HdrHistogram.Histogram;
+
 /**
  * One way to insert a row and send a record to clusters {@code east} and {@code west} as one unit
  * of work. Its rows go to its own table ({@code orders_<name>}), its records to its own topic
@@ -36,6 +40,14 @@ interface Contender extends AutoCloseable {
 	 */
 	default long backlog() throws Exception {
 		return 0;
+	}
+
+	/**
+	 * Returns the time spent in each phase of the commit call, µs per unit, by phase name in
+	 * commit order (empty where the commit is one call). Read after the workers stopped.
+	 */
+	default Map<String, Histogram> phases() {
+		return Map.of();
 	}
 
 }

@@ -38,6 +38,7 @@ import dev.tandem.bench.CpuSteal;
 import dev.tandem.bench.FlightRecords;
 import dev.tandem.bench.RegionClusters;
 import dev.tandem.coordinator.EmbeddedCoordinator;
+import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
 
 /**
  * A row and records on two clusters as one unit of work (issue 28): the same work, inserting a
@@ -73,7 +74,9 @@ import dev.tandem.coordinator.EmbeddedCoordinator;
  * (4), {@code --rounds} (3), {@code --warmup-rounds} (1, 3 s slices, not reported),
  * {@code --slice} (8s), {@code --rate} (100), {@code --paced} (8s), {@code --outbox-poll}
  * (100ms), {@code --brokers} (3), {@code --partitions} (3), {@code --data} flights JSON,
- * {@code --report} ({@code bench/target/database-bench.md}).
+ * {@code --tandem-slots} Tandem's slots, so XA connections and transactional ids in rotation
+ * (Tandem's default, {@link CrossClusterTransactionManagerBuilder#DEFAULT_SLOTS}; with no more
+ * slots than workers a slot is taken again right after its commit), {@code --report} ({@code bench/target/database-bench.md}).
  *
  * @since 0.1.0
  */
@@ -109,7 +112,11 @@ public final class DatabaseBench {
 
 	private final int partitions;
 
+	private final int tandemSlots;
+
 	private final Map<String, Tally> tallies = new LinkedHashMap<>();
+
+	private final Map<String, Map<String, Histogram>> phases = new LinkedHashMap<>();
 
 	/** Every unit's commit call, {@code System.nanoTime()}, by id. */
 	private final Map<String, Long> commitStarts = new ConcurrentHashMap<>();
@@ -133,6 +140,8 @@ public final class DatabaseBench {
 		this.outboxPoll = BenchOptions.duration(option("outbox-poll", "100ms"));
 		this.brokers = Integer.parseInt(option("brokers", "3"));
 		this.partitions = Integer.parseInt(option("partitions", "3"));
+		this.tandemSlots = Integer.parseInt(option("tandem-slots",
+				String.valueOf(CrossClusterTransactionManagerBuilder.DEFAULT_SLOTS)));
 		if (this.workers < 1 || this.rounds < 1 || this.warmupRounds < 0 || this.rate < 1 || this.brokers < 1
 				|| this.partitions < 1) {
 			throw new IllegalArgumentException("--workers, --rounds, --rate, --brokers and --partitions must be 1 or more, "
@@ -182,7 +191,7 @@ public final class DatabaseBench {
 			progress("Starting PostgreSQL, and clusters east and west of " + this.brokers + " broker(s) each");
 			long start = System.nanoTime();
 			try (EmbeddedPostgres postgres = EmbeddedPostgres.builder()
-				.setServerConfig("max_prepared_transactions", String.valueOf(2 * this.workers + 8))
+				.setServerConfig("max_prepared_transactions", String.valueOf(2 * this.tandemSlots + 8))
 				.start();
 					RegionClusters kafka = RegionClusters.inProcess(EAST, WEST, this.brokers,
 							Map.of("log.retention.check.interval.ms", "30000"));
@@ -214,12 +223,14 @@ public final class DatabaseBench {
 								+ "synchronous_commit on); clusters east and west, each %d broker(s) + 1 controller (Kafka's KRaft "
 								+ "test kit, this JVM), a topic per contender of %d partitions, replication factor %d, "
 								+ "min.insync.replicas %d; Tandem's decision log: the embedded Ratis coordinator (1 peer, log on disk)%n",
-						seconds(start), serverVersion(jdbcUrl), 2 * this.workers + 8, this.brokers, this.partitions,
+						seconds(start), serverVersion(jdbcUrl), 2 * this.tandemSlots + 8, this.brokers, this.partitions,
 						replication, Math.min(2, this.brokers)));
 				List<Contender> contenders = new ArrayList<>();
 				try (Readers readers = new Readers(clusters, this.names.stream().map((n) -> "db-" + n).toList())) {
 					for (String name : this.names) {
-						contenders.add(contender(name, clusters, jdbcUrl, coordinator));
+						Contender contender = contender(name, clusters, jdbcUrl, coordinator);
+						contenders.add(contender);
+						this.phases.put(name, contender.phases());
 					}
 					for (int round = 0; round < this.warmupRounds + this.rounds; round++) {
 						boolean warmup = round < this.warmupRounds;
@@ -261,7 +272,7 @@ public final class DatabaseBench {
 			case TandemContender.NAME -> {
 				PGXADataSource dataSource = new PGXADataSource();
 				dataSource.setUrl(jdbcUrl);
-				yield new TandemContender(clusters, dataSource, coordinator.decisionLog(), this.workers);
+				yield new TandemContender(clusters, dataSource, coordinator.decisionLog(), this.tandemSlots);
 			}
 			case BestEffortContender.NAME -> new BestEffortContender(clusters, jdbcUrl, this.workers);
 			case OutboxContender.NAME -> new OutboxContender(clusters, jdbcUrl, this.workers, this.outboxPoll);
@@ -435,6 +446,14 @@ public final class DatabaseBench {
 
 	List<String> names() {
 		return this.names;
+	}
+
+	Map<String, Map<String, Histogram>> phases() {
+		return this.phases;
+	}
+
+	int tandemSlots() {
+		return this.tandemSlots;
 	}
 
 	Map<String, Tally> tallies() {

@@ -31,10 +31,10 @@ final class DatabaseReport {
 		out.append("- Arguments: ").append(arguments).append('\n');
 		out.append(setup);
 		out.append(String.format(Locale.ROOT,
-				"- %d workers per contender, each with its own database connection; %d round(s) of a %d s closed-loop slice "
+				"- %d workers per contender, each with its own database connection (Tandem: %d slot(s), one XA connection each); %d round(s) of a %d s closed-loop slice "
 						+ "then a %d s slice at %d units/s, contenders in an order rotated every round; outbox relay poll "
 						+ "interval %d ms (at once again after a full batch of 500)%n%n",
-				bench.workers(), bench.rounds(), bench.slice().toSeconds(), bench.paced().toSeconds(), bench.rate(),
+				bench.workers(), bench.tandemSlots(), bench.rounds(), bench.slice().toSeconds(), bench.paced().toSeconds(), bench.rate(),
 				bench.outboxPoll().toMillis()));
 		Map<String, Tally> tallies = bench.tallies();
 		Tally reference = tallies.get(BestEffortContender.NAME);
@@ -51,6 +51,17 @@ final class DatabaseReport {
 						.collect(Collectors.joining(", ")),
 					ms(tally.commitLatency, 50), ms(tally.commitLatency, 99), ms(tally.unitLatency, 50),
 					ms(tally.unitLatency, 99), tally.catchUpSeconds.stream().mapToDouble(Double::doubleValue).max().orElse(0)));
+		}
+		out.append("\nWhere the commit call goes (every unit of the run, warm-up included; ms p50 / p99)\n\n");
+		for (String name : bench.names()) {
+			Map<String, Histogram> phases = bench.phases().get(name);
+			if (phases == null || phases.isEmpty()) {
+				continue;
+			}
+			out.append("- ").append(name).append(": ").append(phases.entrySet().stream()
+				.map((phase) -> String.format(Locale.ROOT, "%s %.1f / %.1f", phase.getKey(), ms(phase.getValue(), 50),
+						ms(phase.getValue(), 99)))
+				.collect(Collectors.joining(", "))).append('\n');
 		}
 		out.append(String.format(Locale.ROOT, "%nEnd-to-end delay: from the unit's commit call to its record readable by a "
 				+ "read_committed consumer on both clusters, ms (paced: %d units/s; loaded: the closed-loop slices)%n%n",
