@@ -78,6 +78,11 @@ public final class BestEffortRouter {
 		DataSourceTransactionManager database = new DataSourceTransactionManager(dataSource);
 		JdbcTemplate jdbc = new JdbcTemplate(dataSource);
 
+		// Each factory's first transactional producer is initialized now, so that a restart fences the
+		// killed run's producers at once: their open transactions abort (east's holds the group's offsets,
+		// whose fetch waits for it) instead of pinning the partitions until transaction.timeout.ms.
+		eastFactory.createProducer().close();
+		westFactory.createProducer().close();
 		Map<String, Object> consumerConfig = new HashMap<>();
 		consumerConfig.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, options.get("east"));
 		consumerConfig.put(ConsumerConfig.GROUP_ID_CONFIG, options.get("group"));

@@ -388,8 +388,8 @@ class ChaosTests {
 		boolean database = table.keySet().stream().anyMatch((name) -> Fault.valueOf(name.split(" ")[0]).setup != Setup.KAFKA);
 		out.append(String.format("%n| fault | coordinator | runs | passed | lost | duplicated | aborted-but-visible | "
 				+ "out-of-order keys | aborted source mirrored | heuristics reported | %smean s/run |%n",
-				database ? "rows without records | records without rows | duplicate rows | " : ""));
-		out.append(database ? "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" : "|---|---|---|---|---|---|---|---|---|---|---|\n");
+				database ? "rows without records | records without rows | duplicate rows | torn transactions' records + rows | " : ""));
+		out.append(database ? "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" : "|---|---|---|---|---|---|---|---|---|---|---|\n");
 		Row total = new Row();
 		Map<String, Row> sorted = new TreeMap<>(java.util.Comparator
 			.comparing((String name) -> Fault.valueOf(name.split(" ")[0]).ordinal())
@@ -455,6 +455,8 @@ class ChaosTests {
 
 		long duplicateRows;
 
+		long torn;
+
 		double seconds;
 
 		void add(Run run) {
@@ -469,6 +471,7 @@ class ChaosTests {
 			this.rowsWithoutRecords += run.fact(DatabaseCheck.ROWS_WITHOUT_RECORDS);
 			this.recordsWithoutRows += run.fact(DatabaseCheck.RECORDS_WITHOUT_ROWS);
 			this.duplicateRows += run.fact(DatabaseCheck.DUPLICATE_ROWS);
+			this.torn += run.fact(DatabaseCheck.TORN_RECORDS) + run.fact(DatabaseCheck.TORN_ROWS);
 			this.seconds += run.seconds;
 		}
 
@@ -484,6 +487,7 @@ class ChaosTests {
 			this.rowsWithoutRecords += row.rowsWithoutRecords;
 			this.recordsWithoutRows += row.recordsWithoutRows;
 			this.duplicateRows += row.duplicateRows;
+			this.torn += row.torn;
 			this.seconds += row.seconds;
 		}
 
@@ -491,7 +495,7 @@ class ChaosTests {
 			return String.format("%d | %d | %d | %d | %d | %d | %d | %d | %s%.1f", this.runs, this.passed, this.lost,
 					this.duplicated, this.abortedVisible, this.outOfOrder, this.mirrored, this.heuristics,
 					database ? this.rowsWithoutRecords + " | " + this.recordsWithoutRows + " | " + this.duplicateRows + " | "
-							: "",
+							+ this.torn + " | " : "",
 					this.seconds / Math.max(1, this.runs));
 		}
 
@@ -1042,7 +1046,8 @@ class ChaosTests {
 				counts.put(name, fact(name));
 			}
 			for (String name : (this.fault != null && this.fault.setup != Setup.KAFKA) ? List.of(DatabaseCheck.ROWS,
-					DatabaseCheck.ROWS_WITHOUT_RECORDS, DatabaseCheck.RECORDS_WITHOUT_ROWS, DatabaseCheck.DUPLICATE_ROWS)
+					DatabaseCheck.ROWS_WITHOUT_RECORDS, DatabaseCheck.RECORDS_WITHOUT_ROWS, DatabaseCheck.DUPLICATE_ROWS,
+					DatabaseCheck.TORN_RECORDS, DatabaseCheck.TORN_ROWS, DatabaseCheck.PREPARED)
 					: List.<String>of()) {
 				counts.put(name, fact(name));
 			}

@@ -23,8 +23,11 @@ import dev.tandem.test.ReadCommitted;
  * rows, and counts, per flight ({@code seq}) and cluster, rows without their record, records
  * without their row, rows and records beyond one, and input flights with neither. Facts, by name:
  * {@value #ROWS}, {@value #ROWS_WITHOUT_RECORDS}, {@value #RECORDS_WITHOUT_ROWS},
- * {@value #DUPLICATE_ROWS}, {@value #DUPLICATE_RECORDS}, {@value #MISSING}; their sum is
- * {@link #anomalies()}.
+ * {@value #DUPLICATE_ROWS}, {@value #DUPLICATE_RECORDS}, {@value #MISSING}, and per transaction (the
+ * records' {@code flights-txn} header against the rows' {@code transaction_id}: a transaction
+ * whose records committed and whose rows did not, or the reverse, even where a redelivery wrote
+ * the flight again) {@value #TORN_RECORDS}, {@value #TORN_ROWS}; their sum is {@link #anomalies()}.
+ * {@value #PREPARED} is informative.
  */
 final class DatabaseCheck {
 
@@ -39,6 +42,15 @@ final class DatabaseCheck {
 	static final String DUPLICATE_RECORDS = "duplicate records";
 
 	static final String MISSING = "flights with neither row nor record";
+
+	/** Records whose transaction (header {@code flights-txn}) wrote no row for their flight: a torn transaction. */
+	static final String TORN_RECORDS = "records without their transaction's row";
+
+	/** Rows whose transaction ({@code transaction_id}) wrote no record for their flight: a torn transaction. */
+	static final String TORN_ROWS = "rows without their transaction's record";
+
+	/** Branches prepared and never ended, in the whole database (informative: earlier runs' count too). */
+	static final String PREPARED = "prepared branches in the database";
 
 	private static final ObjectMapper JSON = JsonMapper.builder().build();
 
@@ -59,16 +71,23 @@ final class DatabaseCheck {
 			throws SQLException {
 		// seq -> cluster -> count
 		Map<Long, Map<String, Integer>> records = new HashMap<>();
+		java.util.Set<String> recordsByTransaction = new java.util.HashSet<>();
 		bootstrapServers.forEach((cluster, bootstrap) -> {
 			for (ConsumerRecord<byte[], byte[]> record : ReadCommitted.records(bootstrap, outputTopic, READ_TIMEOUT)) {
 				JsonNode value = JSON.readTree(record.value());
 				if (runId.equals(value.path("runId").asString(""))) {
 					records.computeIfAbsent(value.path("seq").asLong(-1), (s) -> new HashMap<>()).merge(cluster, 1, Integer::sum);
+					org.apache.kafka.common.header.Header transaction = record.headers()
+						.lastHeader(FlightRouterApplication.TRANSACTION_HEADER);
+					String id = (transaction != null) ? new String(transaction.value(), java.nio.charset.StandardCharsets.UTF_8) : "";
+					recordsByTransaction.add(id + "/" + value.path("seq").asLong(-1));
 				}
 			}
 		});
 		Map<Long, Map<String, Integer>> rows = new HashMap<>();
+		java.util.Set<String> rowsByTransaction = new java.util.HashSet<>();
 		long rowCount = 0;
+		long prepared;
 		try (Connection connection = DriverManager.getConnection(jdbcUrl);
 				PreparedStatement select = connection.prepareStatement("SELECT seq, cluster, count(*) FROM "
 						+ FlightLedger.TABLE + " WHERE run_id = ? GROUP BY seq, cluster")) {
@@ -78,6 +97,20 @@ final class DatabaseCheck {
 					rows.computeIfAbsent(result.getLong(1), (s) -> new HashMap<>()).put(result.getString(2), result.getInt(3));
 					rowCount += result.getInt(3);
 				}
+			}
+			try (PreparedStatement byTransaction = connection
+				.prepareStatement("SELECT transaction_id, seq FROM " + FlightLedger.TABLE + " WHERE run_id = ?")) {
+				byTransaction.setString(1, runId);
+				try (ResultSet result = byTransaction.executeQuery()) {
+					while (result.next()) {
+						rowsByTransaction.add(result.getString(1) + "/" + result.getLong(2));
+					}
+				}
+			}
+			try (PreparedStatement count = connection.prepareStatement("SELECT count(*) FROM pg_prepared_xacts");
+					ResultSet result = count.executeQuery()) {
+				result.next();
+				prepared = result.getLong(1);
 			}
 		}
 		long rowsWithoutRecords = 0;
@@ -114,6 +147,9 @@ final class DatabaseCheck {
 		this.facts.put(DUPLICATE_ROWS, duplicateRows);
 		this.facts.put(DUPLICATE_RECORDS, duplicateRecords);
 		this.facts.put(MISSING, missing);
+		this.facts.put(TORN_RECORDS, recordsByTransaction.stream().filter((key) -> !rowsByTransaction.contains(key)).count());
+		this.facts.put(TORN_ROWS, rowsByTransaction.stream().filter((key) -> !recordsByTransaction.contains(key)).count());
+		this.facts.put(PREPARED, prepared);
 	}
 
 	/** Returns the facts, by name. */
@@ -124,7 +160,7 @@ final class DatabaseCheck {
 	/** Returns the sum of every anomaly counted (0 for an atomic run). */
 	long anomalies() {
 		return this.facts.entrySet().stream()
-			.filter((fact) -> !fact.getKey().equals(ROWS))
+			.filter((fact) -> !fact.getKey().equals(ROWS) && !fact.getKey().equals(PREPARED))
 			.mapToLong((fact) -> ((Number) fact.getValue()).longValue())
 			.sum();
 	}
