@@ -896,7 +896,8 @@ class ChaosTests {
 					return;
 				}
 				if (check.anomalies() > 0) {
-					this.problems.add("database check: " + check.facts());
+					this.problems.add("database check: " + check.facts() + (check.torn().isEmpty() ? ""
+							: "; torn transactions (what has no counterpart): " + check.torn()));
 				}
 			}
 			Verification verification = new Verification(env.bootstrapServers(), this.runId, this.input, this.output)

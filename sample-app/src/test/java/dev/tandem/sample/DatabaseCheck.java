@@ -58,6 +58,9 @@ final class DatabaseCheck {
 
 	private final Map<String, Object> facts = new LinkedHashMap<>();
 
+	/** The transactions whose records or rows are torn, by id, with how many of each. */
+	private final Map<String, String> torn = new java.util.TreeMap<>();
+
 	/**
 	 * Runs the check.
 	 * @param bootstrapServers each cluster's bootstrap servers, by name
@@ -147,6 +150,10 @@ final class DatabaseCheck {
 		this.facts.put(DUPLICATE_ROWS, duplicateRows);
 		this.facts.put(DUPLICATE_RECORDS, duplicateRecords);
 		this.facts.put(MISSING, missing);
+		recordsByTransaction.stream().filter((key) -> !rowsByTransaction.contains(key))
+			.forEach((key) -> this.torn.merge(key.substring(0, key.lastIndexOf('/')), "records", (a, b) -> a));
+		rowsByTransaction.stream().filter((key) -> !recordsByTransaction.contains(key))
+			.forEach((key) -> this.torn.merge(key.substring(0, key.lastIndexOf('/')), "rows", (a, b) -> a.equals(b) ? a : "both"));
 		this.facts.put(TORN_RECORDS, recordsByTransaction.stream().filter((key) -> !rowsByTransaction.contains(key)).count());
 		this.facts.put(TORN_ROWS, rowsByTransaction.stream().filter((key) -> !recordsByTransaction.contains(key)).count());
 		this.facts.put(PREPARED, prepared);
@@ -155,6 +162,11 @@ final class DatabaseCheck {
 	/** Returns the facts, by name. */
 	Map<String, Object> facts() {
 		return this.facts;
+	}
+
+	/** Returns the torn transactions by id: what of theirs is missing its counterpart (records, rows, both). */
+	Map<String, String> torn() {
+		return this.torn;
 	}
 
 	/** Returns the sum of every anomaly counted (0 for an atomic run). */
