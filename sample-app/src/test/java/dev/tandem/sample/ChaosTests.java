@@ -22,7 +22,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 
-import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.common.TopicPartition;
 import org.jspecify.annotations.Nullable;
@@ -1012,18 +1011,15 @@ class ChaosTests {
 		 * aborted the open transaction because its transaction.timeout.ms expired.
 		 */
 		private void awaitBrokersAbortedTransactions() {
+			// every slot's transactional id of this instance, of any run (<prefix>.<cluster>.<instance>.<slot>[.<run-id>])
 			for (String cluster : List.of(Regions.EAST, Regions.WEST)) {
-				for (int slot = 0; slot < SLOTS; slot++) {
-					String transactionalId = "flight-router." + cluster + "." + this.instanceId + "." + slot;
-					await().atMost(TIMEOUT).pollInterval(POLL).until(() -> {
-						TransactionDescription description = env.admin(cluster)
-							.describeTransactions(List.of(transactionalId))
-							.description(transactionalId)
-							.get(30, TimeUnit.SECONDS);
-						return !EnumSet.of(TransactionState.ONGOING, TransactionState.PREPARE_ABORT,
-								TransactionState.PREPARE_COMMIT).contains(description.state());
-					});
-				}
+				String ids = "flight-router." + cluster + "." + this.instanceId + ".";
+				await().atMost(TIMEOUT).pollInterval(POLL).until(() -> env.admin(cluster).listTransactions().all()
+					.get(30, TimeUnit.SECONDS)
+					.stream()
+					.filter((listing) -> listing.transactionalId().startsWith(ids))
+					.noneMatch((listing) -> EnumSet.of(TransactionState.ONGOING, TransactionState.PREPARE_ABORT,
+							TransactionState.PREPARE_COMMIT).contains(listing.state())));
 			}
 		}
 
