@@ -53,6 +53,13 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	/** The enlisted databases' branches, in order of first use. */
 	private final Map<String, DatabaseParticipant> databases = new LinkedHashMap<>();
 
+	/**
+	 * Databases whose branch could not begin ({@link #database(String)} threw) and has not begun
+	 * since: what the application meant to write there is not in this transaction, so it must not
+	 * commit (it aborts at commit, as a JTA transaction whose enlistment failed is rollback-only).
+	 */
+	private final Map<String, RuntimeException> unenlistedDatabases = new LinkedHashMap<>();
+
 	private volatile TransactionState state = TransactionState.ACTIVE;
 
 	private boolean slotReleased;
@@ -236,7 +243,10 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * @throws IllegalArgumentException if no database of that name is configured
 	 * @throws IllegalStateException if the transaction is no longer active
 	 * @throws TandemException if the database cannot be reached or refuses to start the branch
-	 *     (nothing was written there; the transaction stays active)
+	 *     (nothing was written there; the transaction stays active, but it aborts at commit unless
+	 *     a later call for the same database begins the branch: a transaction that could not write
+	 *     where it meant to never commits its records alone, even when the rollback rule of the
+	 *     surrounding code would commit on the exception, a checked {@code SQLException} say)
 	 * @since 0.1.0
 	 */
 	public Connection database(String name) {
@@ -245,7 +255,14 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			DatabaseParticipant database = this.databases.get(name);
 			if (database == null) {
 				database = this.context.databases().participant(this.slot.index, name);
-				database.begin(this.transactionId);
+				try {
+					database.begin(this.transactionId);
+				}
+				catch (RuntimeException ex) {
+					this.unenlistedDatabases.put(name, ex);
+					throw ex;
+				}
+				this.unenlistedDatabases.remove(name);
 				this.databases.put(name, database);
 			}
 			return database.connection();
@@ -352,6 +369,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		for (Participant participant : this.enlisted.values()) {
 			(participant.hasWork() ? working : empty).add(participant);
 		}
+		abortIfADatabaseWasNotEnlisted();
 		// Every participant sent its marker when it was enlisted: its append overlapped the
 		// transaction's execution and does not wait behind the offset commit below.
 		if (this.deferOffsets) {
@@ -422,6 +440,24 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 */
 	void commitDecidedStage(Decision decision, PreparedCommit prepared) {
 		commitDecided(decision, prepared.working(), prepared.startNanos());
+	}
+
+	/**
+	 * A database whose branch could not begin: the transaction aborts everywhere rather than
+	 * commit its records without what it meant to write there.
+	 */
+	private void abortIfADatabaseWasNotEnlisted() {
+		Map.Entry<String, RuntimeException> unenlisted;
+		synchronized (this) {
+			if (this.unenlistedDatabases.isEmpty()) {
+				return;
+			}
+			unenlisted = this.unenlistedDatabases.entrySet().iterator().next();
+		}
+		throw abortAll(new ArrayList<>(this.enlisted.values()), new TandemException("Database '" + unenlisted.getKey()
+				+ "' could not join transaction " + this.transactionId + " (" + unenlisted.getValue().getMessage()
+				+ "), so what was meant to be written there is not in it: the transaction cannot commit",
+				unenlisted.getValue()));
 	}
 
 	private void sendDeferredOffsets() {

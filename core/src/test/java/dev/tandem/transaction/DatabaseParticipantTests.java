@@ -1,10 +1,12 @@
 package dev.tandem.transaction;
 
 import java.io.IOException;
+import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,6 +14,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+
+import javax.sql.XAConnection;
+import javax.sql.XADataSource;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -313,6 +318,52 @@ class DatabaseParticipantTests {
 	}
 
 	@Test
+	void aTransactionWhoseDatabaseCouldNotJoinNeverCommitsItsRecordsAlone() throws SQLException {
+		// The chaos suite's database restart: a transaction's branch cannot begin (the database is
+		// down, the slot's connection gone), CrossClusterDataSource turns that into a checked
+		// SQLException, which the default rollback rule commits on. The records must not commit
+		// without the row they were written with.
+		SwitchableXaDataSource source = new SwitchableXaDataSource(xaDataSource(postgres));
+		CrossClusterTransactionManager manager = builder(ProtocolHook.NONE).database("orders", source).build();
+		manager.start();
+		this.managers.add(manager);
+		CrossClusterDataSource dataSource = new CrossClusterDataSource("orders", source, postgres.getPostgresDatabase());
+		CrossClusterTransactionTemplate template = new CrossClusterTransactionTemplate(manager);
+		List<String> ids = new ArrayList<>();
+		source.down.set(true);
+		Throwable failure = catchThrowable(() -> template.executeChecked((txn) -> {
+			ids.add(txn.transactionId());
+			sendBoth(txn, "o-14");
+			try (Connection connection = dataSource.getConnection()) {
+				connection.createStatement().executeUpdate("INSERT INTO orders (id, amount) VALUES ('o-14', 14)");
+			}
+			return null;
+		}));
+
+		assertThat(failure).isInstanceOf(TransactionAbortedException.class).hasMessageContaining("could not join");
+		assertThat(this.decisionLog.state(ids.get(0), Duration.ofSeconds(1))).isNotIn(DecisionState.DECIDED,
+				DecisionState.COMPLETED);
+		assertThat(amountOf("o-14")).isNull();
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
+		// a later call that begins the branch (the database is back) lets the transaction commit
+		String committed = template.executeChecked((txn) -> {
+			assertThatExceptionOfType(SQLException.class).isThrownBy(dataSource::getConnection);
+			source.down.set(false);
+			try (Connection connection = dataSource.getConnection()) {
+				connection.createStatement().executeUpdate("INSERT INTO orders (id, amount) VALUES ('o-15', 15)");
+			}
+			sendBoth(txn, "o-15");
+			return txn.transactionId();
+		});
+		assertThat(this.decisionLog.state(committed, Duration.ofSeconds(1))).isEqualTo(DecisionState.COMPLETED);
+		assertThat(amountOf("o-15")).isEqualTo(15);
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-15");
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-15");
+		assertThat(preparedBranches()).isZero();
+	}
+
+	@Test
 	void aDatabaseWithPreparedTransactionsDisabledFailsTheStartNamingTheSetting() throws IOException {
 		try (EmbeddedPostgres disabled = EmbeddedPostgres.builder().setServerConfig("max_prepared_transactions", "0")
 			.start()) {
@@ -363,6 +414,62 @@ class DatabaseParticipantTests {
 		dataSource.setConnectTimeout(10);
 		dataSource.setSocketTimeout(30);
 		return dataSource;
+	}
+
+	/** An XA data source that refuses new connections while {@code down} (a database being restarted). */
+	private static final class SwitchableXaDataSource implements XADataSource {
+
+		final AtomicBoolean down = new AtomicBoolean();
+
+		private final XADataSource delegate;
+
+		SwitchableXaDataSource(XADataSource delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public XAConnection getXAConnection() throws SQLException {
+			refuseWhileDown();
+			return this.delegate.getXAConnection();
+		}
+
+		@Override
+		public XAConnection getXAConnection(String user, String password) throws SQLException {
+			refuseWhileDown();
+			return this.delegate.getXAConnection(user, password);
+		}
+
+		private void refuseWhileDown() throws SQLException {
+			if (this.down.get()) {
+				throw new SQLException("Connection refused (the database is restarting)", "08001");
+			}
+		}
+
+		@Override
+		public PrintWriter getLogWriter() throws SQLException {
+			return this.delegate.getLogWriter();
+		}
+
+		@Override
+		public void setLogWriter(PrintWriter out) throws SQLException {
+			this.delegate.setLogWriter(out);
+		}
+
+		@Override
+		public void setLoginTimeout(int seconds) throws SQLException {
+			this.delegate.setLoginTimeout(seconds);
+		}
+
+		@Override
+		public int getLoginTimeout() throws SQLException {
+			return this.delegate.getLoginTimeout();
+		}
+
+		@Override
+		public java.util.logging.Logger getParentLogger() throws SQLFeatureNotSupportedException {
+			return this.delegate.getParentLogger();
+		}
+
 	}
 
 	private static Map<String, Object> clientConfig(String cluster) {
