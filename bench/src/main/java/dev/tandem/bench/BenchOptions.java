@@ -1,6 +1,7 @@
 package dev.tandem.bench;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -14,7 +15,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What the benchmarks' command lines and clean-up share: {@code --name value} options,
- * durations such as {@code 500ms} or {@code 10s}, and deleting a scratch directory.
+ * durations such as {@code 500ms} or {@code 10s}, deleting a scratch directory, and printing and
+ * writing a report.
  *
  * @since 0.1.0
  */
@@ -71,6 +73,23 @@ public final class BenchOptions {
 		catch (IOException ex) {
 			logger.warn("Could not delete {}: {}", directory, ex.toString());
 		}
+	}
+
+	/**
+	 * Prints a bench's report to stdout and writes it to a file (its directory created if
+	 * missing), then says where.
+	 * @param report the report
+	 * @param file where it goes
+	 * @throws IOException if the file cannot be written
+	 */
+	public static void printAndWrite(String report, Path file) throws IOException {
+		System.out.println(report);
+		Path parent = file.toAbsolutePath().getParent();
+		if (parent != null) {
+			Files.createDirectories(parent);
+		}
+		Files.writeString(file, report, StandardCharsets.UTF_8);
+		System.out.println("Report written to " + file.toAbsolutePath());
 	}
 
 }

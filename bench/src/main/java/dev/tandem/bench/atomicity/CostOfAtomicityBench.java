@@ -159,13 +159,7 @@ public final class CostOfAtomicityBench {
 		Map<String, String> options = BenchOptions.parse(args);
 		CostOfAtomicityBench bench = new CostOfAtomicityBench(options);
 		String report = bench.run();
-		System.out.println(report);
-		Path file = Path.of(bench.option("report", "bench/target/cost-of-atomicity.txt"));
-		if (file.toAbsolutePath().getParent() != null) {
-			Files.createDirectories(file.toAbsolutePath().getParent());
-		}
-		Files.writeString(file, report, StandardCharsets.UTF_8);
-		System.out.println("Report written to " + file.toAbsolutePath());
+		BenchOptions.printAndWrite(report, Path.of(bench.option("report", "bench/target/cost-of-atomicity.txt")));
 		System.exit(0);
 	}
 

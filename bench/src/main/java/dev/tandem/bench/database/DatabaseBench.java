@@ -168,13 +168,7 @@ public final class DatabaseBench {
 	public static void main(String[] args) throws Exception {
 		DatabaseBench bench = new DatabaseBench(BenchOptions.parse(args));
 		String report = bench.run();
-		System.out.println(report);
-		Path file = Path.of(bench.option("report", "bench/target/database-bench.md"));
-		if (file.toAbsolutePath().getParent() != null) {
-			Files.createDirectories(file.toAbsolutePath().getParent());
-		}
-		Files.writeString(file, report, StandardCharsets.UTF_8);
-		System.out.println("Report written to " + file.toAbsolutePath());
+		BenchOptions.printAndWrite(report, Path.of(bench.option("report", "bench/target/database-bench.md")));
 		System.exit(0);
 	}
 

@@ -1,7 +1,6 @@
 package dev.tandem.bench.mirror;
 
 import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -147,13 +146,7 @@ public final class MirrorBench {
 	public static void main(String[] args) throws Exception {
 		MirrorBench bench = new MirrorBench(BenchOptions.parse(args));
 		String report = bench.run();
-		System.out.println(report);
-		Path file = Path.of(bench.option("report", "bench/target/mirror-bench.md"));
-		if (file.toAbsolutePath().getParent() != null) {
-			Files.createDirectories(file.toAbsolutePath().getParent());
-		}
-		Files.writeString(file, report, StandardCharsets.UTF_8);
-		System.out.println("Report written to " + file.toAbsolutePath());
+		BenchOptions.printAndWrite(report, Path.of(bench.option("report", "bench/target/mirror-bench.md")));
 		System.exit(0);
 	}
 
