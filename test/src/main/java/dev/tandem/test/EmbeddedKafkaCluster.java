@@ -226,7 +226,12 @@ public final class EmbeddedKafkaCluster {
 
 	/**
 	 * Create a topic with the given topic configuration and wait until every partition has a
-	 * leader, all replicas are in sync and every running broker knows the topic.
+	 * leader, all replicas are in sync, every running broker knows the topic and each leader's
+	 * replica manager leads its partitions. The last condition matters: a broker's metadata
+	 * cache learns the topic before its replica manager creates the partitions, and an
+	 * idempotent producer whose first batch got {@code NOT_LEADER_OR_FOLLOWER} in that window
+	 * can be left retrying that batch with an out-of-order sequence until its delivery timeout
+	 * (seen in the mirror's tests: a partition's records stuck for 120 s).
 	 * @param topic the topic name
 	 * @param partitions the number of partitions, 1 or more
 	 * @param replicationFactor the replication factor, at most the number of running brokers
@@ -249,7 +254,8 @@ public final class EmbeddedKafkaCluster {
 							&& runningBrokers().stream()
 								.allMatch((broker) -> infos.stream()
 									.allMatch((info) -> broker.metadataCache()
-										.contains(new TopicPartition(topic, info.partition()))));
+										.contains(new TopicPartition(topic, info.partition()))))
+							&& infos.stream().allMatch((info) -> leads(leaderId(info), new TopicPartition(topic, info.partition())));
 				});
 		logger.debug("Created topic '{}' with {} partitions, replication factor {} on cluster '{}'", topic, partitions,
 				replicationFactor, this.name);
@@ -428,6 +434,13 @@ public final class EmbeddedKafkaCluster {
 	private LeadershipMoves leadershipMoves() {
 		return new LeadershipMoves(this.name, this.operationTimeout, this::admin, (partition,
 				leader) -> runningBrokers().stream().allMatch((broker) -> isLeader(broker, partition, leader)));
+	}
+
+	/** Whether the broker's replica manager has the partition online as its leader. */
+	private boolean leads(int brokerId, TopicPartition partition) {
+		BrokerServer broker = broker(brokerId);
+		scala.Option<kafka.cluster.Partition> online = broker.replicaManager().onlinePartition(partition);
+		return online.isDefined() && online.get().isLeader();
 	}
 
 	private static boolean isLeader(BrokerServer broker, TopicPartition partition, int brokerId) {
