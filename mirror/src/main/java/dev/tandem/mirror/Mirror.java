@@ -95,6 +95,8 @@ public final class Mirror implements AutoCloseable {
 
 	private final GroupTranslator translator;
 
+	private final PositionsGuard guard;
+
 	private final Object lifecycleMonitor = new Object();
 
 	private @Nullable Thread thread;
@@ -109,6 +111,15 @@ public final class Mirror implements AutoCloseable {
 
 	/** With {@link MirrorSettings.Positions#TARGET}: the rebalance listener of the member. */
 	private @Nullable TargetAssignments targetAssignments;
+
+	/** The source topics selected at {@link #start()}. */
+	private Set<String> startSelection = Set.of();
+
+	/**
+	 * Whether this instance copies nothing because instances keeping their positions in the other
+	 * place run ({@link PositionsGuard}).
+	 */
+	private volatile boolean waitingForOtherMode;
 
 	private volatile boolean running;
 
@@ -145,6 +156,10 @@ public final class Mirror implements AutoCloseable {
 		this.progress = new MirrorProgress(settings, manager.owner(), this.follower, this.assignment, this.mappings,
 				this.translator);
 		this.copier = new RecordCopier(settings, this.topics, this.mappings, this.progress);
+		this.guard = new PositionsGuard(settings, manager.clusterClients().admin(settings.source(), ADMIN_TIMEOUT),
+				(settings.targets().size() == 1) ? manager.clusterClients().admin(settings.targets().get(0), ADMIN_TIMEOUT)
+						: null,
+				ADMIN_TIMEOUT);
 	}
 
 	private static List<String> clusters(MirrorSettings settings) {
@@ -165,6 +180,7 @@ public final class Mirror implements AutoCloseable {
 				throw new IllegalStateException("Mirror " + describe() + " is already started");
 			}
 			Map<String, Integer> selected = this.topics.refresh();
+			this.startSelection = Set.copyOf(selected.keySet());
 			logger.info("Mirror {} starting ({}): {} topic(s) selected now {}, naming {}, groups {}", describe(),
 					this.manager.owner(), selected.size(), selected.keySet(), this.settings.naming(), this.settings.groups());
 			this.follower.start();
@@ -190,7 +206,9 @@ public final class Mirror implements AutoCloseable {
 						new ByteArrayDeserializer(), new ByteArrayDeserializer());
 				this.members = group;
 				this.targetAssignments = new TargetAssignments(source, group);
-				subscribeMembers(group, selected.keySet());
+				if (!standDownForOtherMode()) {
+					subscribeMembers(group, selected.keySet());
+				}
 			}
 			KafkaConsumer<byte[], byte[]> memberConsumer = group;
 			this.running = true;
@@ -220,6 +238,18 @@ public final class Mirror implements AutoCloseable {
 	}
 
 	private void run(KafkaConsumer<byte[], byte[]> source, @Nullable KafkaConsumer<byte[], byte[]> group) {
+		try {
+			if (group == null && !awaitTargetModeStopped()) {
+				closeClients(source, null);
+				return;
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.error("Mirror {}: could not take over the positions kept on the target; the mirror stops", describe(), ex);
+			this.failure = ex;
+			closeClients(source, null);
+			return;
+		}
 		CrossClusterProcessorBuilder<byte[], byte[]> builder = CrossClusterProcessor.builder(this.manager, source)
 			.depth(this.settings.depth())
 			.maxRecords(this.settings.maxRecords())
@@ -254,7 +284,15 @@ public final class Mirror implements AutoCloseable {
 					if (System.nanoTime() >= nextTopicRefresh) {
 						Map<String, Integer> selected = this.topics.refresh();
 						if (group != null) {
-							subscribeMembers(group, selected.keySet());
+							if (standDownForOtherMode()) {
+								if (!group.subscription().isEmpty()) {
+									// revokes this instance's partitions: drained, then given up
+									group.unsubscribe();
+								}
+							}
+							else {
+								subscribeMembers(group, selected.keySet());
+							}
 						}
 						this.mappings.incarnations(this.topics.sourceTopicIds());
 						nextTopicRefresh = System.nanoTime() + this.settings.topicRefreshInterval().toNanos();
@@ -289,18 +327,79 @@ public final class Mirror implements AutoCloseable {
 				processor.close();
 			}
 			finally {
-				this.manager.unregisterConsumer(source);
-				source.close(Duration.ofSeconds(5));
-				if (group != null) {
-					if (targetAssignments != null) {
-						// leaving the group revokes its partitions: nothing is left to drain or reassign
-						targetAssignments.closed = true;
-					}
-					this.manager.unregisterConsumer(group);
-					group.close(Duration.ofSeconds(5));
-				}
+				closeClients(source, group);
 			}
 		}
+	}
+
+	private void closeClients(KafkaConsumer<byte[], byte[]> source, @Nullable KafkaConsumer<byte[], byte[]> group) {
+		this.manager.unregisterConsumer(source);
+		source.close(Duration.ofSeconds(5));
+		if (group != null) {
+			TargetAssignments targetAssignments = this.targetAssignments;
+			if (targetAssignments != null) {
+				// leaving the group revokes its partitions: nothing is left to drain or reassign
+				targetAssignments.closed = true;
+			}
+			this.manager.unregisterConsumer(group);
+			group.close(Duration.ofSeconds(5));
+		}
+	}
+
+	/**
+	 * With {@link MirrorSettings.Positions#TARGET}: whether this instance must copy nothing now
+	 * because the mirror's group on the source has members (instances keeping their positions
+	 * there run, as during a rolling upgrade); logs the change.
+	 */
+	private boolean standDownForOtherMode() {
+		boolean active = this.guard.otherModeActive();
+		if (active != this.waitingForOtherMode) {
+			if (active) {
+				logger.warn("Mirror {}: instances keeping their positions on '{}' (group '{}' has members there) run; this "
+						+ "instance (positions=target) copies nothing until they stopped, then continues from their positions",
+						describe(), this.settings.source(), this.settings.consumerGroup());
+			}
+			else {
+				logger.info("Mirror {}: no instance keeps its positions on '{}' any more; this instance copies", describe(),
+						this.settings.source());
+			}
+			this.waitingForOtherMode = active;
+		}
+		return active;
+	}
+
+	/**
+	 * With {@link MirrorSettings.Positions#SOURCE} and one target: waits while instances keeping
+	 * their positions on the target run, then moves the target group's positions that are further
+	 * on into the source group ({@link PositionsGuard#takePositionsFromTarget}).
+	 * @return false if the mirror was closed meanwhile
+	 */
+	private boolean awaitTargetModeStopped() {
+		if (this.settings.positions() != MirrorSettings.Positions.SOURCE || this.settings.targets().size() != 1) {
+			return true;
+		}
+		while (this.running && this.guard.otherModeActive()) {
+			if (!this.waitingForOtherMode) {
+				logger.warn("Mirror {}: instances keeping their positions on '{}' (group '{}' has members there) run; this "
+						+ "instance (positions=source) copies nothing until they stopped, then continues from their positions",
+						describe(), this.settings.targets().get(0), this.settings.consumerGroup());
+				this.waitingForOtherMode = true;
+			}
+			long until = System.nanoTime() + this.settings.topicRefreshInterval().toNanos();
+			while (this.running && System.nanoTime() < until) {
+				sleepQuietly(Duration.ofMillis(100));
+			}
+		}
+		if (!this.running) {
+			return false;
+		}
+		this.waitingForOtherMode = false;
+		Map<String, String> remote = new LinkedHashMap<>();
+		for (String topic : this.startSelection) {
+			remote.put(this.settings.naming().remoteTopic(this.settings.source(), topic), topic);
+		}
+		this.guard.takePositionsFromTarget(remote, this.topics.sourceTopicIds());
+		return true;
 	}
 
 	/** Whether every mirror transaction's outcome has been told (none open, none unresolved). */
@@ -435,6 +534,21 @@ public final class Mirror implements AutoCloseable {
 	}
 
 	/**
+	 * Returns whether this instance copies nothing for now because instances of the same mirror
+	 * that keep their positions in the other place ({@link MirrorSettings#positions()}) run: the
+	 * mirror's group has members on the other cluster, as during a rolling upgrade or a switch of
+	 * modes. Instances of the two modes never copy side by side (they would share the partitions
+	 * through two unrelated groups and copy records twice); this one continues from their
+	 * positions once they stopped. Checked at start and at every topic refresh
+	 * ({@link MirrorSettings#topicRefreshInterval()}).
+	 * @return whether this instance stands by
+	 * @since 0.2.0
+	 */
+	public boolean isStandingBy() {
+		return this.waitingForOtherMode;
+	}
+
+	/**
 	 * Returns the failure that stopped the mirror (a heuristic outcome), if any.
 	 * @return the failure, or {@code null}
 	 */
@@ -467,6 +581,7 @@ public final class Mirror implements AutoCloseable {
 			}
 			this.follower.close();
 			this.topics.close();
+			this.guard.close();
 		}
 	}
 

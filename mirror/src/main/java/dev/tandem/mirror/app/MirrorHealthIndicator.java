@@ -9,7 +9,9 @@ import dev.tandem.mirror.MirrorStatus;
 /**
  * Health of the mirror: DOWN when its thread stopped (a heuristic outcome), when more records
  * than {@code tandem.mirror.health.max-lag-records} wait to be mirrored, or when a partition has
- * lagged for longer than {@code tandem.mirror.health.max-lag}; UP otherwise, with the lag.
+ * lagged for longer than {@code tandem.mirror.health.max-lag}; UP otherwise, with the lag and
+ * whether the instance stands by while instances keeping their positions in the other place run
+ * ({@link Mirror#isStandingBy()}; its lag then grows until they stopped).
  *
  * @since 0.1.0
  */
@@ -50,7 +52,8 @@ public class MirrorHealthIndicator extends AbstractHealthIndicator {
 			.withDetail("maxLagMs", status.maxLagMs())
 			.withDetail("maxLagRecordsThreshold", this.thresholds.getMaxLagRecords())
 			.withDetail("maxLagThresholdMs", this.thresholds.getMaxLag().toMillis())
-			.withDetail("maxTranslationLagMs", status.maxTranslationLagMs());
+			.withDetail("maxTranslationLagMs", status.maxTranslationLagMs())
+			.withDetail("standingBy", this.mirror.isStandingBy());
 	}
 
 }
