@@ -152,8 +152,9 @@ final class TransactionRecovery {
 					+ "its next run fences them", dead.owner());
 			return decisions.size();
 		}
-		// only the claimed run's own ids: a newer run of the instance is never touched, however long this paused
-		List<String> fenced = this.pool.fence(dead.instanceId(), dead.incarnation());
+		// the claimed run's ids and those of every run before it (its run history): a newer run of the
+		// instance is never touched, however long this paused
+		List<String> fenced = this.pool.fence(dead.instanceId(), dead.runsToFence());
 		log.releaseLease(dead.owner(), owner, this.settings.decisionTimeout());
 		logger.info("Took over instance {}: {} decided transaction(s) committed ({} heuristic), open transactions of "
 				+ "{} aborted", dead.owner(), decisions.size() - heuristic, heuristic, fenced);
