@@ -224,14 +224,18 @@ public class KafkaTransactionsEndpoint {
 	 * @param expired whether it had expired when read (the instance stopped renewing: dead, or paused)
 	 * @param claimedBy the instance that claimed it to take over, or null
 	 * @param takenOver whether that takeover finished
+	 * @param released whether its run released it (a clean close, or a start-up that failed)
+	 * @param pastRuns the runs that held it before {@code run}, oldest first (the lease's run history;
+	 *     their transactional ids are fenced by the instance's next run or a claimant)
 	 */
 	public record LeaseDescriptor(String owner, boolean self, String run, Instant expiresAt, boolean expired,
-			@Nullable String claimedBy, boolean takenOver) {
+			@Nullable String claimedBy, boolean takenOver, boolean released, List<String> pastRuns) {
 
 		static LeaseDescriptor of(InstanceLease lease, String self, long nowMs) {
 			return new LeaseDescriptor(lease.owner(), lease.owner().equals(self), lease.incarnation(),
 					Instant.ofEpochMilli(lease.expiresAtMs()), lease.isExpiredAt(nowMs), lease.claimedBy(),
-					lease.takenOver());
+					lease.takenOver(), lease.released(),
+					lease.pastRuns().stream().map(InstanceLease.PastRun::incarnation).toList());
 		}
 
 	}

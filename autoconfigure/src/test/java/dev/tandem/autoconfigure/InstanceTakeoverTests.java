@@ -213,6 +213,8 @@ class InstanceTakeoverTests {
 				assertThat(lease.expired()).isTrue();
 				assertThat(lease.claimedBy()).isEqualTo(survivor.owner());
 				assertThat(lease.takenOver()).isTrue();
+				assertThat(lease.released()).isFalse();
+				assertThat(lease.pastRuns()).as("the doomed instance's one run holds it").isEmpty();
 			});
 		assertThat(leases.instances()).filteredOn(KafkaTransactionsEndpoint.LeaseDescriptor::self)
 			.singleElement()

@@ -23,7 +23,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -233,11 +232,10 @@ class RunIdsBreakerTests {
 	/**
 	 * Trial 1: run A killed with an open undecided transaction; run B takes the lease once A's expired
 	 * (the first step of its start-up) and dies right after; run C starts. C fences the ids of B,
-	 * the run it saw holding the lease; A's transaction must be aborted too.
+	 * the run it saw holding the lease, and of A, in the lease's run history: A's transaction is
+	 * aborted too.
 	 */
 	@Test
-	@Disabled("bug: a restart fences only the run it saw in the lease record, so run A's ids stay open (LSO pinned) "
-			+ "until transaction.timeout.ms when run B took the lease and died before its start-up fenced them")
 	void aRunKilledRightAfterTakingTheLeaseLeavesNoTransactionOfTheRunBeforeItOpen() throws Exception {
 		String id = runKilledAfterPrepare("twice");
 		String owner = this.topic + ".twice";
@@ -259,11 +257,10 @@ class RunIdsBreakerTests {
 	/**
 	 * Trial 2: run A killed with an open undecided transaction; run B takes the lease, then its
 	 * start-up fails (a cluster does not answer, every cluster required): it releases the lease, as
-	 * a failed start does; run C starts and finds no lease at all. A's transaction must be aborted.
+	 * a failed start does, which keeps it marked released with its run history; run C starts at
+	 * once and fences B and A. A's transaction must be aborted.
 	 */
 	@Test
-	@Disabled("bug: a failed start-up releases (removes) the lease, so the next run sees no previous run and never "
-			+ "fences the dead run A's ids: its transaction stays open (LSO pinned) until transaction.timeout.ms")
 	void aRestartWhoseStartUpFailedLeavesNoTransactionOfTheRunBeforeItOpen() throws Exception {
 		runKilledAfterPrepare("failed");
 		Map<String, Object> unreachable = clientConfig("west");

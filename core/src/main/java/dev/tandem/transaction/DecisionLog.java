@@ -172,8 +172,11 @@ public interface DecisionLog extends AutoCloseable {
 	}
 
 	/**
-	 * Removes a lease: by its holder (its incarnation) at a clean shutdown, or by its claimant (its
-	 * owner id) once the takeover is done. A no-op for anyone else.
+	 * Releases a lease: by its holder (its incarnation) at a clean shutdown or a failed start-up, or
+	 * by its claimant (its owner id) once the takeover is done. A no-op for anyone else. A log that
+	 * keeps run histories keeps a lease its holder released, marked {@link InstanceLease#released()},
+	 * so that the instance's next run still learns of every run before it and fences their
+	 * transactional ids (issue 26 item 1); the holder never gets it back.
 	 * @param owner the owner id of the lease
 	 * @param by the holder's incarnation or the claimant's owner id
 	 * @param timeout how long to wait for the write
@@ -185,7 +188,9 @@ public interface DecisionLog extends AutoCloseable {
 	}
 
 	/**
-	 * Lists the leases of one app's instances (a linearizable read), by owner id.
+	 * Lists the leases of one app's instances (a linearizable read), by owner id, each with its run
+	 * history ({@link InstanceLease#pastRuns()}, {@link InstanceLease#released()}) where the log
+	 * keeps one.
 	 * @param idPrefix the app's id prefix
 	 * @param timeout how long to wait
 	 * @return the leases, possibly empty

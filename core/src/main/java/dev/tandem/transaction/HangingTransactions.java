@@ -29,7 +29,9 @@ import dev.tandem.text.DurationText;
  * ({@code <id-prefix>.<cluster>.<instance-id>.<slot>}) that are open on a broker with nobody to
  * end them: their instance's lease expired and nobody claimed it (the instance was killed and no
  * survivor took it over), their instance holds no lease though the decision log holds decisions
- * of it, or they have been open longer than the transaction timeout. Such a transaction pins the
+ * of it, their per-run transactional id names a run that no longer holds its instance's lease (a
+ * run in the lease's history, or one that released it: such a run never decides again, and the
+ * open transaction waits for a fence), or they have been open longer than the transaction timeout. Such a transaction pins the
  * partitions' last stable offset until its broker aborts it (FLINK-39218 and FLINK-40626 ask for
  * the same for Flink). Reads, per cluster, Admin {@code listTransactions} and
  * {@code describeTransactions}, and the app's leases and decisions; a cluster that does not answer
@@ -157,7 +159,7 @@ public final class HangingTransactions {
 					}
 					long startedAt = description.transactionStartTimeMs().orElse(now);
 					long ageMs = Math.max(0, now - startedAt);
-					String reason = reason(owner, ageMs, (leasesKnown) ? leases : null, now);
+					String reason = reason(parsed, ageMs, (leasesKnown) ? leases : null, now);
 					if (reason != null) {
 						hanging.add(new Hanging(cluster, transactionalId, owner, description.producerId(),
 								description.producerEpoch(), description.state().toString(), Instant.ofEpochMilli(startedAt),
@@ -297,14 +299,27 @@ public final class HangingTransactions {
 	 * or null if it does not; without the leases (a log that keeps none, or could not be read) only
 	 * its age tells.
 	 */
-	private @Nullable String reason(String owner, long ageMs, @Nullable Map<String, InstanceLease> leases, long now) {
+	private @Nullable String reason(TransactionalIds.Parsed parsed, long ageMs,
+			@Nullable Map<String, InstanceLease> leases, long now) {
+		String owner = parsed.owner();
 		if (ageMs > this.transactionTimeout.toMillis()) {
 			return "open longer than the transaction timeout (" + DurationText.of(this.transactionTimeout) + ")";
 		}
-		if (leases == null || owner.equals(this.self)) {
+		if (leases == null) {
 			return null;
 		}
 		InstanceLease lease = leases.get(owner);
+		String run = parsed.runId();
+		if (lease != null && run != null && lease.isLeftBy(run)) {
+			// a run that left the lease never gets it back, so never decides again: nobody ends what it left open
+			// but a fence (this instance's own earlier runs included)
+			return "its run " + run + " no longer holds its instance's lease ("
+					+ (lease.incarnation().equals(run) ? "it released it" : "run " + lease.incarnation() + " took it")
+					+ ") and never decides again";
+		}
+		if (owner.equals(this.self)) {
+			return null;
+		}
 		if (lease == null) {
 			return "its instance holds no lease: it is not running (the decision log holds decisions of it)";
 		}

@@ -24,9 +24,9 @@ import dev.tandem.text.DurationText;
  * <li>At start-up, {@link #acquire()} takes the lease. If another run of this instance id holds it,
  * it waits: a lease that expires unrenewed belonged to a run that died (a restart after a crash
  * waits at most one lease timeout); a lease renewed meanwhile belongs to a running instance, and
- * start-up fails with {@link DuplicateInstanceException}. The runs seen holding the lease before
- * this one ({@link #previousRuns()}) never get it back: their open transactions are fenced at
- * start-up.</li>
+ * start-up fails with {@link DuplicateInstanceException}. The runs before this one
+ * ({@link #previousRuns()}: the holders seen, and the lease's run history, read before and right
+ * after the take) never get it back: their open transactions are fenced at start-up.</li>
  * <li>While running, every third of the lease timeout: renews the lease with
  * {@link DecisionLog#renewHeldLease}, so that a lease that left this run (claimed, or taken by
  * another run after it expired) never returns to it (a lost lease: the instance stops beginning
@@ -34,7 +34,9 @@ import dev.tandem.text.DurationText;
  * of other instances of the app and has the {@link TransactionRecovery} take them over, and lists the
  * decided-not-completed transactions of every instance of the app, logging a WARN once for each older than the
  * stale-decision age.</li>
- * <li>At a clean close, releases the lease, so a restart does not wait.</li>
+ * <li>At a clean close (and when start-up fails), releases the lease, so a restart does not wait;
+ * a log with run histories keeps it, marked released, so the next run still fences every run
+ * before it.</li>
  * </ul>
  * Thread-safe: two daemon threads do the periodic work, one renewing, one taking over and
  * watching, so that a long takeover never delays a renewal.
@@ -103,8 +105,9 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 	}
 
 	/**
-	 * Returns the incarnations that held this instance's lease before this run took it (read before
-	 * and during {@link #acquire()}): runs that never get the lease back, hence never decide again.
+	 * Returns the incarnations that held this instance's lease before this run took it (the holders
+	 * seen during {@link #acquire()} and the lease's run history): runs that never get the lease
+	 * back, hence never decide again.
 	 * @return an unmodifiable copy, empty before {@link #acquire()}
 	 */
 	Set<String> previousRuns() {
@@ -130,11 +133,9 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 	void acquire() {
 		long deadline = this.clock.getAsLong() + 2 * this.leaseTimeout.toMillis() + this.decisionTimeout.toMillis();
 		InstanceLease first = null;
-		// the run this one replaces: it never gets the lease back, so its open transactions may be fenced
-		this.log.leases(this.idPrefix, this.decisionTimeout)
-			.stream()
-			.filter((lease) -> lease.owner().equals(this.owner) && !lease.incarnation().equals(this.incarnation))
-			.forEach((lease) -> this.previousRuns.add(lease.incarnation()));
+		// the runs this one replaces: the holder and its run history; none gets the lease back, so their
+		// open transactions may be fenced
+		rememberPreviousRuns();
 		while (true) {
 			long sentAt = this.clock.getAsLong();
 			InstanceLease lease = this.log.renewLease(this.idPrefix, this.instanceId, this.incarnation,
@@ -142,6 +143,9 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 			if (lease.isHeldBy(this.incarnation)) {
 				this.acquired = true;
 				renewed(lease, sentAt);
+				// the lease as taken: its history names every run before this one, also a run that took and
+				// released it between the first read and the take (the take's answer carries no history)
+				rememberPreviousRuns();
 				logger.info("Instance {} holds its lease (timeout {}, incarnation {})", this.owner,
 						DurationText.of(this.leaseTimeout),
 						this.incarnation);
@@ -175,6 +179,19 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 			}
 			long untilExpiry = lease.isClaimed() ? Long.MAX_VALUE : lease.expiresAtMs() - leaderNow() + 50;
 			sleep(Math.max(50, Math.min(renewInterval().toMillis(), untilExpiry)));
+		}
+	}
+
+	/** Adds the holder and the run history of this instance's lease, as the log has it now, to the previous runs. */
+	private void rememberPreviousRuns() {
+		for (InstanceLease lease : this.log.leases(this.idPrefix, this.decisionTimeout)) {
+			if (lease.owner().equals(this.owner)) {
+				for (String run : lease.runsToFence()) {
+					if (!run.equals(this.incarnation)) {
+						this.previousRuns.add(run);
+					}
+				}
+			}
 		}
 	}
 
@@ -274,9 +291,25 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 			}
 			InstanceLease claimed = this.log.claimLease(lease.owner(), this.owner, this.decisionTimeout);
 			if (claimed != null && this.owner.equals(claimed.claimedBy())) {
-				this.recovery.takeOver(claimed, () -> stillEntitled(claimed));
+				InstanceLease withHistory = withHistory(claimed);
+				this.recovery.takeOver(withHistory, () -> stillEntitled(claimed));
 			}
 		}
+	}
+
+	/**
+	 * Returns the claimed lease with its run history as the log has it now (a claim's answer
+	 * carries none): the claimant fences every run in it, not only the claimed one. The history
+	 * read is the claimed run's only while the lease is still claimed by this instance for that run.
+	 */
+	private InstanceLease withHistory(InstanceLease claimed) {
+		for (InstanceLease lease : this.log.leases(this.idPrefix, this.decisionTimeout)) {
+			if (lease.owner().equals(claimed.owner()) && this.owner.equals(lease.claimedBy())
+					&& lease.incarnation().equals(claimed.incarnation())) {
+				return claimed.withHistory(lease.pastRuns(), false);
+			}
+		}
+		return claimed;
 	}
 
 	/**
@@ -297,6 +330,9 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 	}
 
 	private boolean isTakeOverCandidate(InstanceLease lease, List<InstanceLease> leases, long now) {
+		if (lease.released()) {
+			return false; // never claimable: its next run fences it (a run that never comes back: a known gap)
+		}
 		String claimant = lease.claimedBy();
 		if (claimant == null) {
 			return lease.isExpiredAt(now);

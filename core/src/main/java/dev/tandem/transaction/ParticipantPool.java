@@ -232,8 +232,9 @@ final class ParticipantPool {
 	}
 
 	/**
-	 * Fences the transactional ids of one claimed run of another instance of this app that have an
-	 * open transaction, on every cluster: its per-run ids, and the legacy ids of the instance (runs
+	 * Fences the transactional ids of a claimed run of another instance of this app, and of the runs
+	 * before it in its lease's history, that have an open transaction, on every cluster: their
+	 * per-run ids, and the legacy ids of the instance (runs
 	 * of versions before per-run ids). {@code initTransactions()} on each aborts the open
 	 * transaction at once (the broker would otherwise keep it, and hold back every
 	 * {@code read_committed} reader of its partitions, until {@code transaction.timeout.ms}) and
@@ -241,16 +242,16 @@ final class ParticipantPool {
 	 * the instance has ids of its own and is never touched, however late this call comes. Call only
 	 * after the run's decided transactions are committed: fencing aborts what is open.
 	 * @param otherInstanceId the instance whose transactional ids to fence
-	 * @param incarnation the claimed run's incarnation (its run id)
+	 * @param runs the claimed run's incarnation (its run id) and those of its lease's past runs
 	 * @return the transactional ids fenced
 	 * @throws TandemException if a producer cannot be initialized
 	 */
-	List<String> fence(String otherInstanceId, String incarnation) {
+	List<String> fence(String otherInstanceId, Set<String> runs) {
 		List<String> fenced = new ArrayList<>();
 		for (String cluster : this.clients.names()) {
 			for (String id : openTransactions(cluster, otherInstanceId)) {
 				TransactionalIds.Parsed parsed = TransactionalIds.parse(id, this.idPrefix, cluster);
-				if (parsed != null && (parsed.runId() == null || parsed.isOfRun(incarnation))) {
+				if (parsed != null && (parsed.runId() == null || runs.stream().anyMatch(parsed::isOfRun))) {
 					abortOpenTransaction(cluster, id);
 					fenced.add(id);
 				}

@@ -115,12 +115,13 @@ final class TransactionRecovery {
 	 * Takes over a dead instance of this app whose lease this instance has claimed: commits its
 	 * decided transactions by resuming them (a participant its broker already aborted makes a
 	 * heuristic outcome, reported at ERROR and to the listener), then, if {@code stillEntitled}
-	 * says the claim still holds, fences the claimed run's transactional ids so its undecided Kafka
-	 * transactions abort at once, and marks the lease taken over. The claimed run can never decide
-	 * again (the lease never returns to it) and a newer run of the instance has transactional ids
-	 * of its own, so the fence cannot abort a transaction of a live run, however long this instance
-	 * pauses before it; the {@code stillEntitled} check only spares useless work.
-	 * @param dead the claimed lease
+	 * says the claim still holds, fences the transactional ids of the claimed run and of every run
+	 * before it in the lease's history ({@link InstanceLease#runsToFence()}) so their undecided Kafka
+	 * transactions abort at once, and marks the lease taken over. None of those runs can decide
+	 * again (the lease never returns to a run it left) and a newer run of the instance has
+	 * transactional ids of its own, so the fence cannot abort a transaction of a live run, however
+	 * long this instance pauses before it; the {@code stillEntitled} check only spares useless work.
+	 * @param dead the claimed lease, with its run history where the log keeps one
 	 * @param stillEntitled checked right before fencing: whether the claim and this instance's
 	 *     own lease are still valid
 	 * @return the number of decided transactions committed (heuristic ones included)
@@ -152,8 +153,9 @@ final class TransactionRecovery {
 					+ "its next run fences them", dead.owner());
 			return decisions.size();
 		}
-		// only the claimed run's own ids: a newer run of the instance is never touched, however long this paused
-		List<String> fenced = this.pool.fence(dead.instanceId(), dead.incarnation());
+		// the claimed run's ids and those of every run before it (its run history): a newer run of the
+		// instance is never touched, however long this paused
+		List<String> fenced = this.pool.fence(dead.instanceId(), dead.runsToFence());
 		log.releaseLease(dead.owner(), owner, this.settings.decisionTimeout());
 		logger.info("Took over instance {}: {} decided transaction(s) committed ({} heuristic), open transactions of "
 				+ "{} aborted", dead.owner(), decisions.size() - heuristic, heuristic, fenced);

@@ -133,6 +133,35 @@ class HangingTransactionsTests {
 	}
 
 	@Test
+	void aTransactionOfARunThatLeftTheLeaseIsListedButTheHoldersAndAnUnknownRunsAreNot() throws Exception {
+		String past = java.util.UUID.randomUUID().toString();
+		String holder = java.util.UUID.randomUUID().toString();
+		String unknown = java.util.UUID.randomUUID().toString(); // a run that took the lease after it was read
+		String pastId = TransactionalIds.of(this.prefix, "east", "i4", 0, past);
+		String holderId = TransactionalIds.of(this.prefix, "east", "i4", 0, holder);
+		String unknownId = TransactionalIds.of(this.prefix, "east", "i4", 0, unknown);
+		openTransaction(pastId);
+		openTransaction(holderId);
+		openTransaction(unknownId);
+		InstanceLease live = new InstanceLease(this.prefix + ".i4", this.prefix, "i4", holder,
+				System.currentTimeMillis() + 60_000, null, false, List.of(new InstanceLease.PastRun(past, 1)), false);
+		this.log.put(live);
+		HangingTransactions finder = finder(this.log, Duration.ofMinutes(15));
+		assertThat(finder.find(TIMEOUT).transactions()).singleElement().satisfies((hanging) -> {
+			assertThat(hanging.transactionalId()).isEqualTo(pastId);
+			assertThat(hanging.reason()).contains("its run " + past + " no longer holds").contains("run " + holder);
+		});
+
+		this.log.put(live.releasedAt(System.currentTimeMillis()));
+		assertThat(finder.find(TIMEOUT).transactions()).extracting(HangingTransactions.Hanging::transactionalId)
+			.containsExactlyInAnyOrder(pastId, holderId);
+		finder.abort("east", holderId, TIMEOUT);
+		finder.abort("east", pastId, TIMEOUT);
+		await().atMost(TIMEOUT)
+			.untilAsserted(() -> assertThat(openOnEast()).doesNotContain(pastId, holderId).contains(unknownId));
+	}
+
+	@Test
 	void transactionalIdsReadBackExactlyAsTandemBuildsThem() {
 		assertThat(TransactionalIds.of("orders", "east", "web.1", 3)).isEqualTo("orders.east.web.1.3");
 		assertThat(TransactionalIds.parse("orders.east.web.1.3", "orders", "east"))
@@ -187,6 +216,10 @@ class HangingTransactionsTests {
 
 		LeasingLog() {
 			super(new InMemoryDecisionLog());
+		}
+
+		void put(InstanceLease lease) {
+			this.leases.put(lease.owner(), lease);
 		}
 
 		void lease(String idPrefix, String instanceId, long expiresAtMs) {

@@ -255,15 +255,28 @@ public final class RatisDecisionLog implements DecisionLog {
 		return leaseOperation(new Operation.ClaimLease(owner, claimant), timeout, "claim lease of " + owner);
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * A release by the holder keeps the lease, marked released, with its run history (operation
+	 * code 10: the coordinator's peers must run a version that knows it, see
+	 * {@code docs/architecture.md}, "Run histories").
+	 */
 	@Override
 	public void releaseLease(String owner, String by, Duration timeout) throws DecisionLogException {
-		leaseOperation(new Operation.ReleaseLease(owner, by), timeout, "release lease of " + owner);
+		leaseOperation(new Operation.ReleaseLease(owner, by, true), timeout, "release lease of " + owner);
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * The leases come with their run histories (query type 6: the coordinator's peers must run a
+	 * version that knows it, see {@code docs/architecture.md}, "Run histories").
+	 */
 	@Override
 	public List<InstanceLease> leases(String idPrefix, Duration timeout) throws DecisionLogException {
-		return ((QueryReply.LeasesReply) query(new Query.LeasesQuery(idPrefix), timeout, "leases of " + idPrefix))
-			.leases();
+		return ((QueryReply.LeasesReply) query(new Query.LeasesQuery(idPrefix, true), timeout,
+				"leases of " + idPrefix)).leases();
 	}
 
 	@Override

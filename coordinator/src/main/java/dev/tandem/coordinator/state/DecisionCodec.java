@@ -193,6 +193,33 @@ public final class DecisionCodec {
 				takenOver);
 	}
 
+	/**
+	 * Writes a lease's run history: whether it is released, then its past runs (incarnation and
+	 * when it left), oldest first.
+	 */
+	static void writeRuns(DataOutputStream out, InstanceLease lease) throws IOException {
+		out.writeBoolean(lease.released());
+		writeCount(out, lease.pastRuns().size());
+		for (InstanceLease.PastRun run : lease.pastRuns()) {
+			writeString(out, run.incarnation());
+			out.writeLong(run.leftAtMs());
+		}
+	}
+
+	/** Reads what {@link #writeRuns} wrote and returns the lease with that history. */
+	static InstanceLease readRuns(DataInputStream in, InstanceLease lease) throws IOException {
+		boolean released = in.readBoolean();
+		int count = readCount(in);
+		if (count > InstanceLease.MAX_PAST_RUNS) {
+			throw new DecisionCodecException("Too many past runs for " + lease.owner() + ": " + count);
+		}
+		List<InstanceLease.PastRun> runs = new ArrayList<>(count);
+		for (int i = 0; i < count; i++) {
+			runs.add(new InstanceLease.PastRun(readString(in), in.readLong()));
+		}
+		return lease.withHistory(runs, released);
+	}
+
 	static void writeState(DataOutputStream out, DecisionState state) throws IOException {
 		out.writeByte(switch (state) {
 			case UNKNOWN -> 0;

@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * (renew, claim, release); the table adds:
  * <ul>
  * <li>decide: refused ({@link OperationResult.OwnerClaimed}) while the owner's lease is claimed, and,
- * for a decision that names its run (incarnation), unless that run holds the lease: a run that
+ * for a decision that names its run (incarnation), unless that run holds the lease (unreleased): a run that
  * wakes up after a pause longer than its lease cannot decide a transaction whose participants a
  * claimant or a new run of the instance aborted; the log's order, not clocks, separates a
  * decision from a claim or a renewal.</li>
@@ -174,7 +174,7 @@ public final class DecisionTable {
 			return new OperationResult.LeaseAfter(claimLease(claim.owner(), claim.claimant(), atMs));
 		}
 		if (operation instanceof Operation.ReleaseLease release) {
-			return new OperationResult.LeaseAfter(releaseLease(release.owner(), release.by()));
+			return new OperationResult.LeaseAfter(releaseLease(release, atMs));
 		}
 		throw new IllegalArgumentException("Unknown operation " + operation);
 	}
@@ -204,9 +204,11 @@ public final class DecisionTable {
 		if (lease != null && lease.claimedBy() != null) {
 			return new OperationResult.OwnerClaimed(decision.transactionId(), lease.claimedBy());
 		}
-		if (incarnation != null && (lease == null || !lease.incarnation().equals(incarnation))) {
+		if (incarnation != null && (lease == null || !lease.isHeldBy(incarnation))) {
 			return new OperationResult.OwnerClaimed(decision.transactionId(),
-					(lease == null) ? "nobody (the lease of run " + incarnation + " is gone)" : "run " + lease.incarnation());
+					(lease == null) ? "nobody (the lease of run " + incarnation + " is gone)"
+							: lease.released() ? "nobody (run " + lease.incarnation() + " released the lease)"
+									: "run " + lease.incarnation());
 		}
 		TransactionRecord existing = this.records.get(decision.transactionId());
 		if (existing == null) {
@@ -352,13 +354,25 @@ public final class DecisionTable {
 
 	/**
 	 * Removes a lease when asked by its holder's incarnation (unclaimed); marks it taken over when
-	 * asked by its claimant (rules in {@link InstanceLeases}).
+	 * asked by its claimant (rules in {@link InstanceLeases}); the operation of clients before run
+	 * histories.
 	 * @param owner the owner id of the lease
 	 * @param by the holder's incarnation or the claimant's owner id
 	 * @return the lease after the call, null when removed or absent
 	 */
 	public @Nullable InstanceLease releaseLease(String owner, String by) {
-		return this.leases.release(owner, by);
+		return this.leases.release(new Operation.ReleaseLease(owner, by), 0);
+	}
+
+	/**
+	 * Releases a lease (rules in {@link InstanceLeases}): with {@code keepRuns}, a release by its
+	 * holder keeps the lease, marked released, with its run history.
+	 * @param release the release
+	 * @param atMs the command's time, epoch milliseconds
+	 * @return the lease after the call, null when removed or absent
+	 */
+	public @Nullable InstanceLease releaseLease(Operation.ReleaseLease release, long atMs) {
+		return this.leases.release(release, atMs);
 	}
 
 	/**
@@ -404,7 +418,7 @@ public final class DecisionTable {
 			return new QueryReply.InDoubtReply(appInDoubt(inDoubt.idPrefix()));
 		}
 		if (query instanceof Query.LeasesQuery leases) {
-			return new QueryReply.LeasesReply(leases(leases.idPrefix()));
+			return new QueryReply.LeasesReply(leases(leases.idPrefix()), leases.withRuns());
 		}
 		return new QueryReply.CountsReply(counts());
 	}

@@ -26,9 +26,18 @@ import org.jspecify.annotations.Nullable;
  * <li>claim: granted when the claimant holds a live, unclaimed lease of the same id prefix, and the
  * lease has expired unclaimed, or is claimed, not taken over, by an instance whose own lease is
  * gone, claimed or expired.</li>
- * <li>release: removes the lease when asked by its holder's incarnation (unclaimed); marks it
- * taken over when asked by its claimant. A taken-over lease stays until a new run of the
- * instance renews, or a purge finds it expired for longer than the retention period.</li>
+ * <li>release: when asked by its holder's incarnation (unclaimed), marks the lease released and
+ * keeps it, with its run history ({@code keepRuns}, what clients since issue 26 item 1 send), or
+ * removes it (the older operation); marks it taken over when asked by its claimant. A taken-over
+ * or released lease stays until a new run of the instance renews, or a purge finds it expired for
+ * longer than the retention period. A released lease is never claimed, and its holder never
+ * renews it as held.</li>
+ * <li>run history: whenever a run other than the holder takes the lease (after it expired, was
+ * taken over, or was released), the holder joins the lease's past runs with the time it left
+ * (its expiry, or when it released); runs that left more than {@link InstanceLease#RUN_HISTORY_MS}
+ * before the command's time are pruned then, and only the newest {@link InstanceLease#MAX_PAST_RUNS}
+ * kept. Renewals, claims and releases keep the history as it is. A next run and a claimant fence
+ * every run of the history (issue 26 item 1).</li>
  * </ul>
  * The table applies what concerns both leases and records (a decide while the owner's lease is
  * claimed, the purge of an abandoned owner's decisions). Like the table, reads no clock of its
@@ -63,9 +72,9 @@ final class InstanceLeases {
 		boolean sameRun = existing != null && existing.incarnation().equals(renew.incarnation());
 		boolean granted;
 		if (renew.held()) {
-			granted = sameRun && !existing.isClaimed();
+			granted = sameRun && !existing.isClaimed() && !existing.released();
 		}
-		else if (existing == null) {
+		else if (existing == null || existing.released()) {
 			granted = true;
 		}
 		else if (existing.isClaimed()) {
@@ -78,9 +87,20 @@ final class InstanceLeases {
 			return existing;
 		}
 		long expiresAtMs = atMs + renew.durationMs();
-		long expiry = (sameRun && !existing.isClaimed()) ? Math.max(existing.expiresAtMs(), expiresAtMs) : expiresAtMs;
-		InstanceLease renewed = new InstanceLease(owner, renew.idPrefix(), renew.instanceId(), renew.incarnation(),
-				expiry, null, false);
+		InstanceLease renewed;
+		if (existing == null) {
+			renewed = new InstanceLease(owner, renew.idPrefix(), renew.instanceId(), renew.incarnation(), expiresAtMs, null,
+					false);
+		}
+		else if (sameRun && !existing.isClaimed() && !existing.released()) {
+			renewed = new InstanceLease(owner, existing.idPrefix(), existing.instanceId(), existing.incarnation(),
+					Math.max(existing.expiresAtMs(), expiresAtMs), null, false, existing.pastRuns(), false);
+		}
+		else {
+			// another run takes it (or the released run again): the run that held it joins the history
+			renewed = existing.takenBy(renew.incarnation(), expiresAtMs, Math.min(existing.expiresAtMs(), atMs),
+					atMs - InstanceLease.RUN_HISTORY_MS);
+		}
 		this.leases.put(owner, renewed);
 		return renewed;
 	}
@@ -95,7 +115,7 @@ final class InstanceLeases {
 	@Nullable InstanceLease claim(String owner, String claimant, long atMs) {
 		InstanceLease existing = this.leases.get(owner);
 		InstanceLease claimer = this.leases.get(claimant);
-		if (existing == null || owner.equals(claimant) || !isLive(claimer, atMs)
+		if (existing == null || existing.released() || owner.equals(claimant) || !isLive(claimer, atMs)
 				|| !existing.idPrefix().equals(claimer.idPrefix())) {
 			return existing;
 		}
@@ -111,24 +131,32 @@ final class InstanceLeases {
 	}
 
 	private static boolean isLive(@Nullable InstanceLease lease, long atMs) {
-		return lease != null && !lease.isClaimed() && !lease.isExpiredAt(atMs);
+		return lease != null && !lease.isClaimed() && !lease.released() && !lease.isExpiredAt(atMs);
 	}
 
 	/**
-	 * Removes a lease when asked by its holder's incarnation (unclaimed); marks it taken over when
-	 * asked by its claimant.
-	 * @param owner the owner id of the lease
-	 * @param by the holder's incarnation or the claimant's owner id
+	 * Releases a lease when asked by its holder's incarnation (unclaimed): removes it, or with
+	 * {@code keepRuns} marks it released and keeps it with its run history; marks it taken over
+	 * when asked by its claimant.
+	 * @param release the release
+	 * @param atMs the command's time, epoch milliseconds
 	 * @return the lease after the call, null when removed or absent
 	 */
-	@Nullable InstanceLease release(String owner, String by) {
+	@Nullable InstanceLease release(Operation.ReleaseLease release, long atMs) {
+		String owner = release.owner();
+		String by = release.by();
 		InstanceLease existing = this.leases.get(owner);
 		if (existing == null) {
 			return null;
 		}
 		if (existing.isHeldBy(by)) {
-			this.leases.remove(owner);
-			return null;
+			if (!release.keepRuns()) {
+				this.leases.remove(owner);
+				return null;
+			}
+			InstanceLease released = existing.releasedAt(atMs);
+			this.leases.put(owner, released);
+			return released;
 		}
 		if (existing.isClaimed() && by.equals(existing.claimedBy()) && !existing.takenOver()) {
 			InstanceLease done = existing.takenOverByClaimant();

@@ -47,6 +47,12 @@ public final class MessageCodec {
 	/** A renewal of a lease the run holds already ({@code RenewLease.held}); older peers do not know it. */
 	private static final byte OP_RENEW_HELD_LEASE = 9;
 
+	/**
+	 * A release that keeps the lease, marked released, with its run history
+	 * ({@code ReleaseLease.keepRuns}, issue 26 item 1); older peers do not know it.
+	 */
+	private static final byte OP_RELEASE_LEASE_KEEPING_RUNS = 10;
+
 	private static final byte RESULT_DECIDED = 1;
 
 	private static final byte RESULT_ABORT_CONFLICT = 2;
@@ -73,6 +79,12 @@ public final class MessageCodec {
 	private static final byte QUERY_LEASES = 4;
 
 	private static final byte QUERY_APP_IN_DOUBT = 5;
+
+	/**
+	 * The leases with their run histories ({@code LeasesQuery.withRuns}), and its reply; older
+	 * peers do not know it.
+	 */
+	private static final byte QUERY_LEASES_WITH_RUNS = 6;
 
 	private MessageCodec() {
 	}
@@ -185,7 +197,7 @@ public final class MessageCodec {
 				out.writeByte(QUERY_COUNTS);
 			}
 			else if (query instanceof Query.LeasesQuery leases) {
-				out.writeByte(QUERY_LEASES);
+				out.writeByte(leases.withRuns() ? QUERY_LEASES_WITH_RUNS : QUERY_LEASES);
 				DecisionCodec.writeString(out, leases.idPrefix());
 			}
 			else if (query instanceof Query.AppInDoubtQuery inDoubt) {
@@ -212,6 +224,7 @@ public final class MessageCodec {
 				case QUERY_IN_DOUBT -> new Query.InDoubtQuery(DecisionCodec.readString(in));
 				case QUERY_COUNTS -> new Query.CountsQuery();
 				case QUERY_LEASES -> new Query.LeasesQuery(DecisionCodec.readString(in));
+				case QUERY_LEASES_WITH_RUNS -> new Query.LeasesQuery(DecisionCodec.readString(in), true);
 				case QUERY_APP_IN_DOUBT -> new Query.AppInDoubtQuery(DecisionCodec.readString(in));
 				default -> throw new DecisionCodecException("Unknown query type " + type);
 			};
@@ -253,10 +266,13 @@ public final class MessageCodec {
 				DecisionCodec.writeCount(out, counts.counts().aborted());
 			}
 			else if (reply instanceof QueryReply.LeasesReply leases) {
-				out.writeByte(QUERY_LEASES);
+				out.writeByte(leases.withRuns() ? QUERY_LEASES_WITH_RUNS : QUERY_LEASES);
 				DecisionCodec.writeCount(out, leases.leases().size());
 				for (InstanceLease lease : leases.leases()) {
 					DecisionCodec.writeLease(out, lease);
+					if (leases.withRuns()) {
+						DecisionCodec.writeRuns(out, lease);
+					}
 				}
 			}
 			else {
@@ -288,13 +304,15 @@ public final class MessageCodec {
 					return new QueryReply.CountsReply(
 							new DecisionTable.Counts(DecisionCodec.readCount(in), DecisionCodec.readCount(in),
 									DecisionCodec.readCount(in)));
-				case QUERY_LEASES:
+				case QUERY_LEASES, QUERY_LEASES_WITH_RUNS:
+					boolean withRuns = type == QUERY_LEASES_WITH_RUNS;
 					int leaseCount = DecisionCodec.readCount(in);
 					List<InstanceLease> leases = new ArrayList<>(Math.min(leaseCount, 1024));
 					for (int i = 0; i < leaseCount; i++) {
-						leases.add(DecisionCodec.readLease(in));
+						InstanceLease lease = DecisionCodec.readLease(in);
+						leases.add(withRuns ? DecisionCodec.readRuns(in, lease) : lease);
 					}
-					return new QueryReply.LeasesReply(leases);
+					return new QueryReply.LeasesReply(leases, withRuns);
 				default:
 					throw new DecisionCodecException("Unknown reply type " + type);
 			}
@@ -405,7 +423,7 @@ public final class MessageCodec {
 			DecisionCodec.writeString(out, claim.claimant());
 		}
 		else if (operation instanceof Operation.ReleaseLease release) {
-			out.writeByte(OP_RELEASE_LEASE);
+			out.writeByte(release.keepRuns() ? OP_RELEASE_LEASE_KEEPING_RUNS : OP_RELEASE_LEASE);
 			DecisionCodec.writeString(out, release.owner());
 			DecisionCodec.writeString(out, release.by());
 		}
@@ -429,6 +447,8 @@ public final class MessageCodec {
 			case OP_CLAIM_LEASE -> new Operation.ClaimLease(DecisionCodec.readString(in), DecisionCodec.readString(in));
 			case OP_RELEASE_LEASE ->
 				new Operation.ReleaseLease(DecisionCodec.readString(in), DecisionCodec.readString(in));
+			case OP_RELEASE_LEASE_KEEPING_RUNS ->
+				new Operation.ReleaseLease(DecisionCodec.readString(in), DecisionCodec.readString(in), true);
 			default -> throw new DecisionCodecException("Unknown operation type " + type);
 		};
 	}

@@ -189,13 +189,25 @@ public sealed interface Operation {
 	}
 
 	/**
-	 * Removes a lease, by its holder's incarnation or its claimant's owner id.
+	 * Releases a lease, by its holder's incarnation or its claimant's owner id.
 	 *
 	 * @param owner the owner id of the lease
 	 * @param by the holder's incarnation or the claimant's owner id
+	 * @param keepRuns whether a release by the holder keeps the lease, marked released, with its
+	 *     run history (issue 26 item 1: the next run fences every run that held it), instead of
+	 *     removing it; operation code 10, which older peers do not know
 	 * @since 0.1.0
 	 */
-	record ReleaseLease(String owner, String by) implements Operation {
+	record ReleaseLease(String owner, String by, boolean keepRuns) implements Operation {
+
+		/**
+		 * A release that removes the lease (clients before run histories).
+		 * @param owner the owner id of the lease
+		 * @param by the holder's incarnation or the claimant's owner id
+		 */
+		public ReleaseLease(String owner, String by) {
+			this(owner, by, false);
+		}
 
 		public ReleaseLease {
 			Objects.requireNonNull(owner, "owner");

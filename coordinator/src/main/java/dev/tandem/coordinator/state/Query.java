@@ -73,9 +73,19 @@ public sealed interface Query {
 	 * Asks for the leases of one app's instances; answered by {@link QueryReply.LeasesReply}.
 	 *
 	 * @param idPrefix the app's id prefix
+	 * @param withRuns whether the reply carries each lease's run history (past runs, released);
+	 *     query type 6, which older peers do not know
 	 * @since 0.1.0
 	 */
-	record LeasesQuery(String idPrefix) implements Query {
+	record LeasesQuery(String idPrefix, boolean withRuns) implements Query {
+
+		/**
+		 * A query of the leases without their run history (clients before run histories).
+		 * @param idPrefix the app's id prefix
+		 */
+		public LeasesQuery(String idPrefix) {
+			this(idPrefix, false);
+		}
 
 		public LeasesQuery {
 			Objects.requireNonNull(idPrefix, "idPrefix");

@@ -60,9 +60,19 @@ public sealed interface QueryReply {
 	 * Every lease, by owner id.
 	 *
 	 * @param leases the leases, possibly empty
+	 * @param withRuns whether the reply carries each lease's run history (encoded as reply type 6);
+	 *     without it, the leases are sent and read without past runs, never released
 	 * @since 0.1.0
 	 */
-	record LeasesReply(List<InstanceLease> leases) implements QueryReply {
+	record LeasesReply(List<InstanceLease> leases, boolean withRuns) implements QueryReply {
+
+		/**
+		 * A reply without run histories.
+		 * @param leases the leases, possibly empty
+		 */
+		public LeasesReply(List<InstanceLease> leases) {
+			this(leases, false);
+		}
 
 		public LeasesReply {
 			leases = List.copyOf(leases);

@@ -17,7 +17,11 @@ import dev.tandem.transaction.InstanceLease;
 /**
  * Stored format of a snapshot of a {@link DecisionTable}: its records, a trailer that detects
  * truncation, then (when there are any) its leases in a section of their own with a trailer
- * too. Snapshots written before leases existed still read.
+ * too, then (when any lease has one) the leases' run histories in a third section with a trailer:
+ * per lease with a history, its owner, whether it is released, and its past runs (issue 26 item
+ * 1). Snapshots written before leases or run histories existed still read; a reader from before
+ * run histories reads a newer snapshot's records and leases and ignores the histories (it stops
+ * reading after the leases' trailer).
  * <p>
  * Written in the grammar of {@link DecisionCodec}; where the files live is the server's
  * business.
@@ -32,6 +36,9 @@ public final class SnapshotCodec {
 
 	/** Starts the optional leases section after the records' trailer (older snapshots end before it). */
 	private static final int SNAPSHOT_LEASES = 0x544c5345; // "TLSE"
+
+	/** Starts the optional run-history section after the leases' trailer (older snapshots end before it). */
+	private static final int SNAPSHOT_RUNS = 0x5452554e; // "TRUN"
 
 	private SnapshotCodec() {
 	}
@@ -80,6 +87,19 @@ public final class SnapshotCodec {
 			}
 			out.writeInt(leases.size());
 			out.writeInt(SNAPSHOT_TRAILER);
+			List<InstanceLease> histories = leases.stream()
+				.filter((lease) -> lease.released() || !lease.pastRuns().isEmpty())
+				.toList();
+			if (!histories.isEmpty()) {
+				out.writeInt(SNAPSHOT_RUNS);
+				out.writeInt(histories.size());
+				for (InstanceLease lease : histories) {
+					DecisionCodec.writeString(out, lease.owner());
+					DecisionCodec.writeRuns(out, lease);
+				}
+				out.writeInt(histories.size());
+				out.writeInt(SNAPSHOT_TRAILER);
+			}
 		}
 		out.flush();
 	}
@@ -99,7 +119,8 @@ public final class SnapshotCodec {
 	 * The content of a snapshot.
 	 *
 	 * @param records the transaction records
-	 * @param leases the instance leases (none in a snapshot written before leases existed)
+	 * @param leases the instance leases (none in a snapshot written before leases existed), with
+	 *     their run histories (none in a snapshot written before run histories existed)
 	 * @since 0.1.0
 	 */
 	public record Snapshot(List<TransactionRecord> records, List<InstanceLease> leases) {
@@ -140,13 +161,8 @@ public final class SnapshotCodec {
 				throw new DecisionCodecException("Snapshot trailer missing or wrong: corrupt snapshot");
 			}
 			List<InstanceLease> leases = new ArrayList<>();
-			int section = in.read();
-			if (section != -1) {
-				int marker = (section << 24) | (in.readUnsignedByte() << 16) | (in.readUnsignedByte() << 8)
-						| in.readUnsignedByte();
-				if (marker != SNAPSHOT_LEASES) {
-					throw new DecisionCodecException("Unknown snapshot section " + Integer.toHexString(marker));
-				}
+			int marker = readSectionMarker(in);
+			if (marker == SNAPSHOT_LEASES) {
 				int leaseCount = in.readInt();
 				if (leaseCount < 0) {
 					throw new DecisionCodecException("Negative lease count " + leaseCount);
@@ -157,6 +173,14 @@ public final class SnapshotCodec {
 				if (in.readInt() != leaseCount || in.readInt() != SNAPSHOT_TRAILER) {
 					throw new DecisionCodecException("Snapshot leases trailer missing or wrong: corrupt snapshot");
 				}
+				marker = readSectionMarker(in);
+			}
+			if (marker == SNAPSHOT_RUNS) {
+				readRuns(in, leases);
+				marker = readSectionMarker(in);
+			}
+			if (marker != -1) {
+				throw new DecisionCodecException("Unknown snapshot section " + Integer.toHexString(marker));
 			}
 			return new Snapshot(records, leases);
 		}
@@ -165,6 +189,39 @@ public final class SnapshotCodec {
 		}
 		catch (IllegalArgumentException | NullPointerException ex) {
 			throw new DecisionCodecException("Invalid record in snapshot: " + ex.getMessage(), ex);
+		}
+	}
+
+	/** Reads the next section's marker, or returns -1 at the end of the snapshot. */
+	private static int readSectionMarker(DataInputStream in) throws IOException {
+		int first = in.read();
+		if (first == -1) {
+			return -1;
+		}
+		return (first << 24) | (in.readUnsignedByte() << 16) | (in.readUnsignedByte() << 8) | in.readUnsignedByte();
+	}
+
+	/** Reads the run-history section into the leases read before it (matched by owner). */
+	private static void readRuns(DataInputStream in, List<InstanceLease> leases) throws IOException {
+		int count = in.readInt();
+		if (count < 0) {
+			throw new DecisionCodecException("Negative run-history count " + count);
+		}
+		for (int i = 0; i < count; i++) {
+			String owner = DecisionCodec.readString(in);
+			int index = -1;
+			for (int j = 0; j < leases.size() && index < 0; j++) {
+				if (leases.get(j).owner().equals(owner)) {
+					index = j;
+				}
+			}
+			if (index < 0) {
+				throw new DecisionCodecException("Run history of " + owner + ", which holds no lease: corrupt snapshot");
+			}
+			leases.set(index, DecisionCodec.readRuns(in, leases.get(index)));
+		}
+		if (in.readInt() != count || in.readInt() != SNAPSHOT_TRAILER) {
+			throw new DecisionCodecException("Snapshot run-history trailer missing or wrong: corrupt snapshot");
 		}
 	}
 

@@ -100,6 +100,34 @@ class ProtocolSimulationTests {
 			"restart a", "a2 acquire", "crash a2", "advance 4000",
 			"resume a1", "a1 renew", "a1 decide t1");
 
+	/**
+	 * Run histories (issue 26 item 1, {@code RunIdsBreakerTests} trial 1): a1 dies with t1 prepared (open on
+	 * both clusters); its restart a2 takes the lease once a1's expired and dies right away; a3 takes the lease
+	 * once a2's expired. Without run histories a3 fences only a2, the holder it saw, and a1's t1 stays open
+	 * until the transaction timeout; with them a3 fences a1 too (in the lease's history).
+	 */
+	static final List<String> RESTART_TAKES_THE_LEASE_AND_DIES = List.of(
+			"a1 acquire", "a1 read in-doubt", "a1 start pool", "a1 init s0 on c1", "a1 init s0 on c2",
+			"a1 begin s0 [c1, c2]", "a1 send t1 to c1", "a1 send t1 to c2", "a1 prepare t1",
+			"crash a1", "advance 4000",
+			"restart a", "a2 acquire", "crash a2", "advance 4000",
+			"restart a", "a3 acquire", "a3 read in-doubt", "a3 start pool",
+			"a3 fence app.c1.a.0.a1", "a3 fence app.c2.a.0.a1", "a3 init s0 on c1", "a3 init s0 on c2");
+
+	/**
+	 * Run histories (issue 26 item 1, {@code RunIdsBreakerTests} trial 2): a1 dies with t1 prepared; its
+	 * restart a2 takes the lease and its start-up fails, which releases the lease; a3 starts. Without run
+	 * histories the release removed the lease, a3 sees no run before it and a1's t1 stays open; with them the
+	 * lease is kept, released, and a3 fences a2 and a1.
+	 */
+	static final List<String> FAILED_START_UP = List.of(
+			"a1 acquire", "a1 read in-doubt", "a1 start pool", "a1 init s0 on c1", "a1 init s0 on c2",
+			"a1 begin s0 [c1, c2]", "a1 send t1 to c1", "a1 send t1 to c2", "a1 prepare t1",
+			"crash a1", "advance 4000",
+			"restart a", "a2 acquire", "a2 fail start-up",
+			"restart a", "a3 acquire", "a3 read in-doubt", "a3 start pool",
+			"a3 fence app.c1.a.0.a1", "a3 fence app.c2.a.0.a1", "a3 init s0 on c1", "a3 init s0 on c2");
+
 	/** A world of 2 or 3 clusters, 2 or 3 instances and 1 or 2 slots, drawn from the seed, running the protocol as the code has it. */
 	static SimulationSettings world(long seed) {
 		return shaped(SimulationSettings.current(), seed);
@@ -184,6 +212,25 @@ class ProtocolSimulationTests {
 	}
 
 	@Test
+	void aRestartFencesEveryRunOfTheLeasesHistory_issue26Item1() {
+		for (List<String> schedule : List.of(RESTART_TAKES_THE_LEASE_AND_DIES, FAILED_START_UP)) {
+			Simulation.Result result = new Simulation(SimulationSettings.current(), 0).replay(schedule, true);
+			assertThat(result.ok()).as(result::describe).isTrue();
+		}
+	}
+
+	@Test
+	void withoutRunHistoriesARestartLeftAnEarlierDeadRunsTransactionOpen() {
+		for (List<String> schedule : List.of(RESTART_TAKES_THE_LEASE_AND_DIES, FAILED_START_UP)) {
+			Simulation.Result result = new Simulation(SimulationSettings.current().withRunHistory(false), 0)
+				.replay(schedule, false);
+			assertThat(result.violation()).as(result::describe)
+				.startsWith("transaction app.c1.a.0.a1 of run a1, down before run a3 took the lease, is still open");
+			assertThat(result.trace()).doesNotContain("a3 fence app.c1.a.0.a1");
+		}
+	}
+
+	@Test
 	void currentProtocolKeepsEveryInvariantOverRandomSchedules() {
 		long start = System.nanoTime();
 		for (long seed = FIRST_SEED; seed < FIRST_SEED + SCHEDULES; seed++) {
@@ -192,7 +239,8 @@ class ProtocolSimulationTests {
 		}
 		long millis = Math.max(1, (System.nanoTime() - start) / 1_000_000);
 		logger.info("{} schedules of the protocol since issue 26 item 1 (per-run transactional ids, a lease that never "
-				+ "returns) in {} ms ({} per second): no violation", SCHEDULES, millis, SCHEDULES * 1000L / millis);
+				+ "returns, run histories) in {} ms ({} per second): no violation", SCHEDULES, millis,
+				SCHEDULES * 1000L / millis);
 	}
 
 	@Test
@@ -209,6 +257,23 @@ class ProtocolSimulationTests {
 		logger.info("Protocol before issue 26 item 1: violation found after {} schedules:\n{}", seed - FIRST_SEED,
 				found.describe());
 		assertThat(found.violation()).as(found::describe).contains("was aborted on").contains("by FENCE");
+	}
+
+	@Test
+	void randomSchedulesFindAnEarlierDeadRunLeftOpenWithoutRunHistories() {
+		Simulation.Result found = null;
+		long seed = FIRST_SEED;
+		for (; seed < FIRST_SEED + Math.max(20_000L, 20L * SCHEDULES) && found == null; seed++) {
+			Simulation.Result result = new Simulation(shaped(SimulationSettings.current().withRunHistory(false), seed),
+					seed).run();
+			if (!result.ok()) {
+				found = result;
+			}
+		}
+		assertThat(found).as("no violation in %d schedules without run histories", seed - FIRST_SEED).isNotNull();
+		logger.info("Protocol without run histories: violation found after {} schedules:\n{}", seed - FIRST_SEED,
+				found.describe());
+		assertThat(found.violation()).as(found::describe).contains("is still open after");
 	}
 
 	@Test

@@ -46,7 +46,12 @@ final class RunSteps {
 		}
 		switch (run.phase) {
 			case ACQUIRING -> add(actions, run, "acquire", () -> acquire(run));
-			case RECOVERING -> recoveringActions(run, actions);
+			case RECOVERING -> {
+				recoveringActions(run, actions);
+				if (!settling && this.world.settings.perRunTransactionalIds()) {
+					actions.add(new Action(run + " fail start-up", 1, () -> failStartUp(run)));
+				}
+			}
 			case INITIALIZING -> {
 				String[] next = run.toInit.peek();
 				add(actions, run, FENCE.equals(next[2]) ? "fence " + next[1] : "init " + next[2] + " on " + next[0],
@@ -74,11 +79,14 @@ final class RunSteps {
 	private void acquire(SimulatedRun run) {
 		long sentAt = run.localNow(this.world.now);
 		InstanceLease before = this.world.leaseOf(run.owner);
-		if (before != null && !before.incarnation().equals(run.incarnation)) {
-			run.previousRuns.add(before.incarnation());
+		if (before != null) {
+			rememberPreviousRuns(run, before);
 		}
 		InstanceLease lease = this.world.renewLease(run);
 		if (lease.isHeldBy(run.incarnation)) {
+			// with run histories, the lease as taken names every run before this one (the code reads it again)
+			rememberPreviousRuns(run, lease);
+			run.acquiredAtStep = this.world.step;
 			renewed(run, lease, sentAt);
 			run.nextRenewMs = sentAt + this.world.renewInterval();
 			run.phase = Phase.RECOVERING;
@@ -99,6 +107,30 @@ final class RunSteps {
 		if (run.localNow(this.world.now) > run.acquireDeadlineMs) {
 			run.phase = Phase.FAILED; // the lease was not free within two lease timeouts
 		}
+	}
+
+	/** {@code InstanceLeaseKeeper.rememberPreviousRuns}: the holder, and with run histories every run in the history. */
+	private void rememberPreviousRuns(SimulatedRun run, InstanceLease lease) {
+		java.util.Set<String> runs = this.world.settings.runHistory() ? lease.runsToFence()
+				: java.util.Set.of(lease.incarnation());
+		for (String previous : runs) {
+			if (!previous.equals(run.incarnation)) {
+				run.previousRuns.add(previous);
+			}
+		}
+	}
+
+	/**
+	 * A start-up that fails after the lease was taken (a cluster that does not answer, every cluster
+	 * required): {@code CrossClusterTransactionManager.start} releases the lease; with run histories the log keeps
+	 * it, marked released, else the release removes it.
+	 */
+	private void failStartUp(SimulatedRun run) {
+		this.world.table.releaseLease(
+				new Operation.ReleaseLease(run.owner, run.incarnation, this.world.settings.runHistory()), this.world.now);
+		run.phase = Phase.FAILED;
+		run.producers.clear();
+		this.world.down.put(run.incarnation, this.world.step);
 	}
 
 	/** {@code InstanceLeaseKeeper.renewed}: the lease, and the log's clock as this run estimates it. */
@@ -206,6 +238,9 @@ final class RunSteps {
 		}
 		if (run.toInit.isEmpty()) {
 			run.phase = Phase.RUNNING;
+			if (this.world.settings.perRunTransactionalIds()) {
+				this.world.checkNothingLeftOpen(run);
+			}
 			run.nextWatchMs = run.localNow(this.world.now) + this.world.renewInterval();
 		}
 	}
@@ -231,6 +266,9 @@ final class RunSteps {
 
 	private static boolean isTakeOverCandidate(SimulatedRun run, InstanceLease lease, List<InstanceLease> leases,
 			long leaderNow) {
+		if (lease.released()) {
+			return false;
+		}
 		String claimant = lease.claimedBy();
 		if (claimant == null) {
 			return lease.isExpiredAt(leaderNow);
@@ -280,8 +318,10 @@ final class RunSteps {
 			case LIST -> {
 				SimulatedCluster cluster = this.world.clusters.get(takeover.cluster);
 				add(actions, run, "fence-list " + dead + " on " + cluster.name(), () -> {
+					// with run histories, the claimed run and every run before it (the code reads the history after the claim)
 					takeover.toFence.addAll(this.world.ongoingOfRuns(cluster, takeover.claimed.instanceId(),
-							java.util.Set.of(takeover.claimed.incarnation())));
+							this.world.settings.runHistory() ? takeover.claimed.runsToFence()
+									: java.util.Set.of(takeover.claimed.incarnation())));
 					nextFence(takeover);
 				});
 			}

@@ -128,8 +128,14 @@ final class SimulatedRun {
 
 	@Nullable InstanceLease firstSeen;
 
-	/** The incarnations seen holding the lease before this run took it (InstanceLeaseKeeper.previousRuns). */
+	/**
+	 * The incarnations seen holding the lease before this run took it, and with run histories every run in the
+	 * lease's history (InstanceLeaseKeeper.previousRuns).
+	 */
 	final Set<String> previousRuns = new LinkedHashSet<>();
+
+	/** The world's step at which this run took its lease, or -1. */
+	long acquiredAtStep = -1;
 
 	@Nullable InstanceLease lastRenewed;
 

@@ -38,6 +38,15 @@ final class SimulatedWorld {
 	/** The decision log's and the brokers' clock, epoch milliseconds. */
 	long now = 1_000_000;
 
+	/** The number of steps taken so far. */
+	long step;
+
+	/** The runs that crashed or whose start-up failed, with the step at which they went down. */
+	final Map<String, Long> down = new LinkedHashMap<>();
+
+	/** A violation found inside a step (checked with the others after it), or null. */
+	@Nullable String found;
+
 	int transactionCount;
 
 	SimulatedWorld(SimulationSettings settings) {
@@ -103,8 +112,31 @@ final class SimulatedWorld {
 		return null;
 	}
 
+	/**
+	 * Checked when a run's start-up is done (with per-run transactional ids): no transaction of a run of its
+	 * instance that went down before this run took the lease is still open on any cluster (it would pin the
+	 * last stable offset until the transaction timeout, though its run never decides again; the runs that
+	 * take the lease after it are the ones to fence it).
+	 */
+	void checkNothingLeftOpen(SimulatedRun run) {
+		for (SimulatedCluster cluster : this.clusters) {
+			for (String id : cluster.ongoing(PREFIX + "." + cluster.name() + "." + run.instanceId + ".")) {
+				String of = id.substring(id.lastIndexOf('.') + 1);
+				Long wentDown = this.down.get(of);
+				if (this.found == null && wentDown != null && wentDown < run.acquiredAtStep) {
+					this.found = "transaction " + id + " of run " + of + ", down before run " + run
+							+ " took the lease, is still open after " + run + " started: nobody fences it before the "
+							+ "transaction timeout";
+				}
+			}
+		}
+	}
+
 	/** The invariants checked after every step: the first one broken, or null. */
 	@Nullable String check() {
+		if (this.found != null) {
+			return this.found;
+		}
 		for (Map.Entry<String, List<String>> entry : this.transactions.entrySet()) {
 			String id = entry.getKey();
 			DecisionState state = this.table.state(id);

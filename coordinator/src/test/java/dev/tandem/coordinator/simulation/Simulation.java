@@ -125,6 +125,7 @@ final class Simulation {
 
 	private void take(Action action) {
 		this.trace.add(action.label());
+		this.world.step++;
 		action.effect().run();
 		if (this.violation == null) {
 			this.violation = this.world.check();
@@ -214,6 +215,7 @@ final class Simulation {
 
 	private void crash(SimulatedRun run) {
 		run.phase = Phase.CRASHED;
+		this.world.down.put(run.incarnation, this.world.step);
 		run.producers.clear();
 		run.takeover = null;
 		Arrays.fill(run.slots, null);

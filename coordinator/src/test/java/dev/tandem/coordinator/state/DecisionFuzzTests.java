@@ -180,7 +180,8 @@ class DecisionFuzzTests {
 						Arbitraries.oneOf(Arbitraries.of("run-1", "run-2"), strings()), positive())
 					.as(Operation.RenewLease::new),
 				Combinators.combine(owners(), owners()).as(Operation.ClaimLease::new),
-				Combinators.combine(owners(), Arbitraries.oneOf(Arbitraries.of("run-1", "run-2"), owners()))
+				Combinators.combine(owners(), Arbitraries.oneOf(Arbitraries.of("run-1", "run-2"), owners()),
+						Arbitraries.of(false, true))
 					.as(Operation.ReleaseLease::new));
 	}
 

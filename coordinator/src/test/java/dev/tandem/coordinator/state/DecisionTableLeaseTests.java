@@ -49,7 +49,8 @@ class DecisionTableLeaseTests {
 		assertThat(renewHeld("a", "run-1", 1700).isHeldBy("run-1")).as("expired, but nobody took it").isTrue();
 		assertThat(renew("a", "run-2", 2800).isHeldBy("run-2")).isTrue();
 		assertThat(renewHeld("a", "run-1", 3900)).as("run-2's lease expired: run-1 left it for good")
-			.isEqualTo(new InstanceLease("app.a", "app", "a", "run-2", 3800, null, false));
+			.isEqualTo(new InstanceLease("app.a", "app", "a", "run-2", 3800, null, false,
+					List.of(new InstanceLease.PastRun("run-1", 2700)), false));
 		assertThat(this.table.decide(decision("t1", "app.a", 3900), "run-1"))
 			.isInstanceOf(OperationResult.OwnerClaimed.class);
 		assertThat(renew("a", "run-1", 3900).isHeldBy("run-1")).as("a take (a client that does not say it held it)")
