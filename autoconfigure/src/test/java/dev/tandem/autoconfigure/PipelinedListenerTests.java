@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -35,6 +36,8 @@ import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactional;
+import dev.tandem.transaction.ProtocolHook;
+import dev.tandem.transaction.ProtocolStep;
 import dev.tandem.transaction.TransactionListener;
 import dev.tandem.transaction.TransactionState;
 
@@ -71,6 +74,7 @@ class PipelinedListenerTests {
 		}
 		Copier.poisoned.set(false);
 		Copier.overlapped.set(0);
+		HoldFirstCommit.held.set(false);
 		Aborts.count.set(0);
 		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
 			.properties(kafka.clusters().tandemProperties())
@@ -111,6 +115,41 @@ class PipelinedListenerTests {
 			return new Aborts();
 		}
 
+		@Bean
+		HoldFirstCommit holdFirstCommit() {
+			return new HoldFirstCommit();
+		}
+
+	}
+
+	/**
+	 * Holds the first decided transaction before its participants commit until a later delivery
+	 * has run beside it (at most 30 s): whether a delivery overlaps a commit then depends on the
+	 * pipeline, not on how fast the brokers commit.
+	 */
+	static class HoldFirstCommit implements ProtocolHook {
+
+		static final AtomicBoolean held = new AtomicBoolean();
+
+		static final CountDownLatch overlapSeen = new CountDownLatch(1);
+
+		@Override
+		public void reached(String transactionId, ProtocolStep step) {
+			if (step == ProtocolStep.AFTER_DECISION && held.compareAndSet(false, true)) {
+				try {
+					overlapSeen.await(30, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}
+		}
+
+		@Override
+		public boolean injectsFaults() {
+			return false;
+		}
+
 	}
 
 	static class Aborts implements TransactionListener {
@@ -146,6 +185,7 @@ class PipelinedListenerTests {
 		public void copy(List<ConsumerRecord<String, String>> records) {
 			if (this.manager.activeTransactions().stream().anyMatch((txn) -> txn.state() != TransactionState.ACTIVE)) {
 				overlapped.incrementAndGet();
+				HoldFirstCommit.overlapSeen.countDown();
 			}
 			for (ConsumerRecord<String, String> record : records) {
 				this.west.send(new ProducerRecord<>("pipelined-out", record.partition(), record.key(), record.value()));

@@ -12,11 +12,13 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.kafka.clients.admin.Admin;
@@ -43,6 +45,7 @@ import tools.jackson.databind.json.JsonMapper;
 import dev.tandem.mirror.app.ChaosMirrorMain;
 import dev.tandem.test.KafkaProcessCluster;
 import dev.tandem.test.KafkaProcessClustersExtension;
+import dev.tandem.test.LatencyProxy;
 import dev.tandem.transaction.ProtocolStep;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -65,7 +68,7 @@ import static org.awaitility.Awaitility.await;
  * {@code mvn -B -Pchaos -pl mirror verify -Dchaos.runs=16}; runs cycle through the faults.
  * {@code -Dchaos.faults=MIRROR_HALT_MID_COMMIT,MIRROR_KILL_AT_RANDOM} picks faults,
  * {@code -Dchaos.seed} the random seed, {@code -Dchaos.records} the records loaded before the
- * mirror starts. Results: {@code target/chaos/chaos-table.md} and {@code target/chaos/runs.log}.
+ * mirror starts, {@code -Dchaos.link-cut-seconds} how long the link-cut faults cut the link (15). Results: {@code target/chaos/chaos-table.md} and {@code target/chaos/runs.log}.
  */
 @Tag("chaos")
 class MirrorChaosTests {
@@ -89,6 +92,15 @@ class MirrorChaosTests {
 
 	private static final Duration TIMEOUT = Duration.ofMinutes(3);
 
+	/**
+	 * How long {@link Fault#LINK_CUT_SOURCE} and {@link Fault#LINK_CUT_TARGET} keep the link cut:
+	 * longer than the mirror's session timeouts here (6 s), so its group memberships expire.
+	 */
+	private static final Duration LINK_CUT = Duration.ofSeconds(Long.getLong("chaos.link-cut-seconds", 15));
+
+	/** One-way delay of the link the link-cut faults cut (a 40 ms round trip). */
+	private static final Duration LINK_ONE_WAY = Duration.ofMillis(20);
+
 	private static final Duration POLL = Duration.ofMillis(200);
 
 	private static final Path WORK = Path.of("target/chaos").toAbsolutePath();
@@ -98,7 +110,10 @@ class MirrorChaosTests {
 
 	@RegisterExtension
 	static final KafkaProcessClustersExtension kafka = new KafkaProcessClustersExtension(
-			KafkaProcessCluster.builder().name(SOURCE).brokers(3), KafkaProcessCluster.builder().name(TARGET).brokers(3));
+			// a proxy in front of each broker's client listener: the links the link-cut faults cut
+			// (only their runs' mirrors bootstrap through them)
+			KafkaProcessCluster.builder().name(SOURCE).brokers(3).latencyProxies(true),
+			KafkaProcessCluster.builder().name(TARGET).brokers(3).latencyProxies(true));
 
 	private static KafkaProcessCluster source;
 
@@ -128,7 +143,13 @@ class MirrorChaosTests {
 
 		SOURCE_BROKER_KILL(null, "source leader broker of an input partition kill -9 during the copy, restarted later"),
 
-		TARGET_ROLLING_RESTART(null, "controller and every target broker restarted in turn during the copy");
+		TARGET_ROLLING_RESTART(null, "controller and every target broker restarted in turn during the copy"),
+
+		LINK_CUT_SOURCE(null, "the mirror reaches the source over a 40 ms link, cut mid-copy (stalled or reset in turn) "
+				+ "for longer than its session timeout, then healed; it must commit again without a restart"),
+
+		LINK_CUT_TARGET(null, "the mirror reaches the target over a 40 ms link, cut mid-copy (stalled or reset in turn) "
+				+ "for longer than its session timeout, then healed; it must commit again without a restart");
 
 		final @Nullable ProtocolStep step;
 
@@ -149,7 +170,11 @@ class MirrorChaosTests {
 		}
 
 		boolean infrastructure() {
-			return this == SOURCE_BROKER_KILL || this == TARGET_ROLLING_RESTART;
+			return this == SOURCE_BROKER_KILL || this == TARGET_ROLLING_RESTART || linkCut();
+		}
+
+		boolean linkCut() {
+			return this == LINK_CUT_SOURCE || this == LINK_CUT_TARGET;
 		}
 
 	}
@@ -166,6 +191,8 @@ class MirrorChaosTests {
 		}
 		source = kafka.cluster(SOURCE);
 		target = kafka.cluster(TARGET);
+		source.clientLatency(LINK_ONE_WAY, Duration.ZERO);
+		target.clientLatency(LINK_ONE_WAY, Duration.ZERO);
 		sourceAdmin = Admin.create(Map.of("bootstrap.servers", source.bootstrapServers()));
 		targetAdmin = Admin.create(Map.of("bootstrap.servers", target.bootstrapServers()));
 		JsonNode array = JsonMapper.builder().build()
@@ -194,7 +221,9 @@ class MirrorChaosTests {
 		List<String> failures = new ArrayList<>();
 		long start = System.nanoTime();
 		for (int index = 0; index < runs; index++) {
-			Run run = new Run(index, faults.get(index % faults.size()));
+			Fault fault = faults.get(index % faults.size());
+			Row done = table.get(fault);
+			Run run = new Run(index, fault, (done != null) ? done.runs : 0);
 			run.execute(random);
 			table.computeIfAbsent(run.fault, (f) -> new Row()).add(run);
 			if (!run.problems.isEmpty()) {
@@ -319,6 +348,9 @@ class MirrorChaosTests {
 
 		final Fault fault;
 
+		/** How many runs of the same fault came before this one. */
+		final int repetition;
+
 		final String topic;
 
 		final String lagGroup;
@@ -350,9 +382,10 @@ class MirrorChaosTests {
 
 		private long mark;
 
-		Run(int index, Fault fault) {
+		Run(int index, Fault fault, int repetition) {
 			this.index = index;
 			this.fault = fault;
+			this.repetition = repetition;
 			String name = String.format("%03d", index);
 			this.topic = "flights-" + name + "-" + Long.toHexString(System.nanoTime() & 0xffffff);
 			this.lagGroup = "lag-" + name;
@@ -423,6 +456,9 @@ class MirrorChaosTests {
 						killed.set(null);
 						await().atMost(TIMEOUT).pollInterval(POLL).until(() -> underReplicated(sourceAdmin) == 0);
 						this.notes.add("source broker " + leader + " (leader of " + partition + ") killed and restarted");
+					}
+					else if (this.fault.linkCut()) {
+						cutLink(first);
 					}
 					else {
 						target.rollingRestart(Map.of());
@@ -596,8 +632,10 @@ class MirrorChaosTests {
 		Process startMirror(String incarnation, @Nullable Random random) throws IOException {
 			List<String> command = new ArrayList<>(List.of(javaBin(), "-Xmx384m", "-XX:TieredStopAtLevel=1",
 					"-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), ChaosMirrorMain.class.getName(),
-					"--tandem.clusters." + SOURCE + ".bootstrap-servers=" + source.bootstrapServers(),
-					"--tandem.clusters." + TARGET + ".bootstrap-servers=" + target.bootstrapServers(),
+					"--tandem.clusters." + SOURCE + ".bootstrap-servers="
+							+ ((this.fault == Fault.LINK_CUT_SOURCE) ? source.clientBootstrapServers() : source.bootstrapServers()),
+					"--tandem.clusters." + TARGET + ".bootstrap-servers="
+							+ ((this.fault == Fault.LINK_CUT_TARGET) ? target.clientBootstrapServers() : target.bootstrapServers()),
 					// Static membership (KIP-345): a restarted mirror takes its partitions back at once
 					"--tandem.clusters." + SOURCE + ".consumer.group.instance.id=" + this.instanceId,
 					"--tandem.clusters." + SOURCE + ".consumer.session.timeout.ms=6000",
@@ -633,6 +671,31 @@ class MirrorChaosTests {
 			return mirror;
 		}
 
+		/**
+		 * Cuts mirror a's link to the fault's cluster (every broker's proxy) for {@link #LINK_CUT},
+		 * then heals it: even repetitions stall it (connections stay open, nothing passes either way,
+		 * as in a partition), odd ones reset every connection and leave new ones silent. The run
+		 * then waits for the mirror to commit again, without restarting it.
+		 */
+		private void cutLink(Process mirror) throws Exception {
+			KafkaProcessCluster cluster = (this.fault == Fault.LINK_CUT_SOURCE) ? source : target;
+			boolean drop = this.repetition % 2 == 1;
+			List<LatencyProxy> link = cluster.brokerIds().stream().map(cluster::latencyProxy).toList();
+			long before = progress(mirror);
+			link.forEach(LatencyProxy::stall);
+			int dropped = drop ? link.stream().mapToInt(LatencyProxy::dropConnections).sum() : 0;
+			// The fault itself: the link stays cut this long, not until a condition.
+			Thread.sleep(LINK_CUT.toMillis());
+			long atHeal = progress(mirror);
+			link.forEach(LatencyProxy::resume);
+			long healed = System.nanoTime();
+			await().atMost(TIMEOUT).pollInterval(Duration.ofMillis(100)).ignoreExceptionsMatching(TRANSIENT)
+				.until(() -> progress(mirror) > atHeal);
+			this.notes.add(String.format(Locale.ROOT, "link to %s %s for %d s (%d connection(s) reset), %d offsets "
+					+ "committed during the cut, first commit %.2f s after the heal", cluster.name(),
+					drop ? "dropped" : "stalled", LINK_CUT.toSeconds(), dropped, atHeal - before, seconds(healed)));
+		}
+
 		/** The sum of the mirror's committed source offsets; fails fast if the given mirror died. */
 		private long progress(@Nullable Process mirror) throws Exception {
 			if (mirror != null && !mirror.isAlive()) {
@@ -656,16 +719,24 @@ class MirrorChaosTests {
 		}
 
 		/**
-		 * Until the mirror has started (its log says so: one that fails to start is not caught
-		 * up, even when what an earlier mirror did already looks complete), its committed source
-		 * offsets reach the source's end offsets, and both groups' translated offsets on the
-		 * target are there and unchanged for a second.
+		 * Until the mirror has started and been assigned its partitions (its log says so: one
+		 * that fails to start is not caught up, even when what an earlier mirror did already looks
+		 * complete, and one not yet assigned translates nothing), its committed source offsets
+		 * reach the source's end offsets, and both groups' translated offsets on the target are
+		 * there and unchanged over three reads a second apart: longer than two of the mirror's
+		 * group reads (every second by default), so that a translation the mirror has yet to write
+		 * is not taken for the final one.
 		 */
 		private void awaitCaughtUp(Process mirror, Path log) {
 			AtomicReference<Map<String, Map<Integer, Long>>> previous = new AtomicReference<>();
+			AtomicInteger unchanged = new AtomicInteger();
 			await().atMost(TIMEOUT).pollInterval(Duration.ofSeconds(1)).ignoreExceptionsMatching(TRANSIENT).until(() -> {
 				progress(mirror);
-				if (!Files.exists(log) || !Files.readString(log).contains("Started ChaosMirrorMain")) {
+				if (!Files.exists(log)) {
+					return false;
+				}
+				String text = Files.readString(log);
+				if (!text.contains("Started ChaosMirrorMain") || !text.contains(" partition(s) through group ")) {
 					return false;
 				}
 				if (!mirroredToTheEnd()) {
@@ -681,7 +752,11 @@ class MirrorChaosTests {
 					}
 					translated.put(group, offsets);
 				}
-				return translated.equals(previous.getAndSet(translated));
+				if (!translated.equals(previous.getAndSet(translated))) {
+					unchanged.set(0);
+					return false;
+				}
+				return unchanged.incrementAndGet() >= 2;
 			});
 		}
 
