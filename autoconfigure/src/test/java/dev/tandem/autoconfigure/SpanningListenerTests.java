@@ -1,5 +1,6 @@
 package dev.tandem.autoconfigure;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -72,6 +73,9 @@ class SpanningListenerTests {
 		Spanning.failOnce.set(false);
 		Spanning.failed.set(false);
 		Spanning.abandoned = List.of();
+		Spanning.checked = Checked.NONE;
+		Spanning.sent.clear();
+		Spanning.thrownWith = List.of();
 		Outcomes.committed.set(0);
 		Outcomes.aborted.set(0);
 	}
@@ -157,6 +161,53 @@ class SpanningListenerTests {
 			assertThat(ReadCommitted.values(kafka.cluster("west"), topic + "-out")).hasSize(150).doesNotHaveDuplicates();
 			assertThat(Spanning.processed).hasSize(150).doesNotHaveDuplicates();
 			assertThat(Outcomes.aborted.get()).isZero();
+		}
+	}
+
+	@Test
+	void aCheckedExceptionTheRuleCommitsOnCommitsWithTheOpenTransactionAndIsNotDeliveredAgain() throws Exception {
+		// Before issue 28 the exception went on to the container's error handler, which sought the
+		// committed delivery back: its records were copied twice.
+		String topic = topics("spanning-checked-commits", 1000);
+		Spanning.checked = Checked.COMMITS;
+		try (ConfigurableApplicationContext context = start(topic, 100, Duration.ofSeconds(1))) {
+			awaitCopied(topic, 1000);
+			container(context).stop();
+			assertThat(Spanning.failed).isTrue();
+			assertThat(Spanning.thrownWith).isNotEmpty();
+			for (String value : Spanning.thrownWith) {
+				assertThat(Collections.frequency(Spanning.sent, value)).as(value).isEqualTo(1);
+			}
+			assertThat(ReadCommitted.values(kafka.cluster("west"), topic + "-out")).hasSize(1000)
+				.doesNotHaveDuplicates();
+			assertThat(Outcomes.aborted.get()).isZero();
+		}
+	}
+
+	@Test
+	void aCheckedExceptionTheRuleCommitsOnWhoseTransactionAbortsAtCommitIsDeliveredAgainWithTheOpenTransaction()
+			throws Exception {
+		// The chaos suite's DB_RESTART without the database: the rule commits on the checked
+		// exception, the commit aborts (here a send that failed), the pipeline seeks back to the
+		// open transaction's first offsets. Before issue 28 the error handler then sought the
+		// consumer forward to the failing delivery: the earlier deliveries were lost.
+		String topic = topics("spanning-checked-aborts", 1000);
+		Spanning.checked = Checked.ABORTS_AT_COMMIT;
+		try (ConfigurableApplicationContext context = start(topic, 100, Duration.ofSeconds(1))) {
+			awaitCopied(topic, 1000);
+			container(context).stop();
+			assertThat(Spanning.failed).isTrue();
+			assertThat(Outcomes.aborted.get()).isPositive();
+			// the failing delivery was the third or later of its transaction: the earlier ones came again
+			assertThat(Spanning.abandoned).hasSizeGreaterThanOrEqualTo(2);
+			for (String value : Spanning.abandoned) {
+				assertThat(Collections.frequency(Spanning.processed, value)).as(value).isEqualTo(2);
+			}
+			for (String value : Spanning.thrownWith) {
+				assertThat(Collections.frequency(Spanning.sent, value)).as(value).isEqualTo(2);
+			}
+			assertThat(ReadCommitted.values(kafka.cluster("west"), topic + "-out")).hasSize(1000)
+				.doesNotHaveDuplicates();
 		}
 	}
 
@@ -260,6 +311,15 @@ class SpanningListenerTests {
 
 		static volatile List<String> abandoned = List.of();
 
+		/** Every value sent, by failing deliveries too. */
+		static final List<String> sent = Collections.synchronizedList(new ArrayList<>());
+
+		/** Once, on the third or later delivery of a transaction: a checked exception (see {@link Checked}). */
+		static volatile Checked checked = Checked.NONE;
+
+		/** The values of the delivery that threw the checked exception. */
+		static volatile List<String> thrownWith = List.of();
+
 		private final ClusterTransactionalTemplate<String, String> west;
 
 		private final String out;
@@ -273,7 +333,7 @@ class SpanningListenerTests {
 		@KafkaListener(id = "spanning", topics = "${test.topic}", groupId = "${test.topic}", batch = "true",
 				containerFactory = "eastKafkaListenerContainerFactory")
 		@CrossClusterTransactional
-		public void copy(List<ConsumerRecord<String, String>> records) {
+		public void copy(List<ConsumerRecord<String, String>> records) throws IOException {
 			CrossClusterTransaction transaction = CrossClusterTemplateAccess.current();
 			String id = transaction.transactionId();
 			int delivery = deliveries.merge(id, 1, Integer::sum);
@@ -281,6 +341,16 @@ class SpanningListenerTests {
 			for (ConsumerRecord<String, String> record : records) {
 				this.west.send(new ProducerRecord<>(this.out, record.partition(), record.key(), record.value()));
 				values.add(record.value());
+			}
+			sent.addAll(values);
+			if (checked != Checked.NONE && delivery >= 3 && failed.compareAndSet(false, true)) {
+				abandoned = List.copyOf(valuesByTransaction.getOrDefault(id, List.of()));
+				thrownWith = values;
+				if (checked == Checked.ABORTS_AT_COMMIT) {
+					// larger than the producer's max.request.size: the send fails, so does the commit
+					this.west.send(new ProducerRecord<>(this.out, "too-large", "x".repeat(2 * 1024 * 1024)));
+				}
+				throw new IOException("Listener throws a checked exception once, on delivery " + delivery + " of " + id);
 			}
 			if (failOnce.get() && delivery >= 3 && failed.compareAndSet(false, true)) {
 				abandoned = List.copyOf(valuesByTransaction.getOrDefault(id, List.of()));
@@ -290,6 +360,19 @@ class SpanningListenerTests {
 				.addAll(values);
 			processed.addAll(values);
 		}
+
+	}
+
+	/** A checked exception the listener throws once; the default rollback rule commits on it. */
+	enum Checked {
+
+		NONE,
+
+		/** The transaction commits. */
+		COMMITS,
+
+		/** A send of the transaction failed: the commit aborts. */
+		ABORTS_AT_COMMIT
 
 	}
 

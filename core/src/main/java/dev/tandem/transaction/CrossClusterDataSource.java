@@ -31,6 +31,16 @@ import org.jspecify.annotations.Nullable;
  * name: {@link CrossClusterTransactionManagerBuilder#database(String, XADataSource)} with
  * {@link #xaDataSource()} (the Spring Boot auto-configuration does it for every bean of this type).
  * <p>
+ * Failures: when the database cannot be reached (down, restarting, refusing connections),
+ * {@code getConnection()} throws a {@link SQLException}, a checked exception, on which the default
+ * rollback rule of {@code @CrossClusterTransactional} would commit; the transaction still never
+ * commits its records without its rows: it aborts everywhere at commit unless a later
+ * {@code getConnection()} in it begins the branch. A connection lost after the branch began (the
+ * session terminated, the database restarted) fails its statements with {@code SQLException} and
+ * the branch cannot prepare: the transaction aborts at commit too. Either way the caller sees
+ * {@link TransactionAbortedException} from the commit, and a Tandem listener's records are
+ * delivered again. Nothing here retries a statement.
+ * <p>
  * Thread-safe; the connections are not (JDBC connections are used by one thread at a time).
  *
  * @since 0.1.0
@@ -76,8 +86,9 @@ public final class CrossClusterDataSource implements DataSource {
 	 * of the outside data source when no transaction is bound to the thread.
 	 * @return the connection
 	 * @throws SQLException if the database is not registered with the transaction's manager, the
-	 *     transaction is no longer active, or its branch cannot start (the cause says which); or
-	 *     what the outside data source throws
+	 *     transaction is no longer active, or its branch cannot start (the cause says which; the
+	 *     transaction then aborts at commit unless a later call begins the branch); or what the
+	 *     outside data source throws
 	 */
 	@Override
 	public Connection getConnection() throws SQLException {

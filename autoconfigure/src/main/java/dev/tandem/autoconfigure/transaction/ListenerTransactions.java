@@ -43,8 +43,18 @@ import dev.tandem.transaction.TransactionState;
  * commits on the pipeline; a listener failure on a later delivery of it aborts it whole and
  * its deliveries come again, each alone until the failing one is narrowed here.
  * <p>
+ * A listener exception that the rollback rule commits on (by default a checked one, a
+ * {@code SQLException} say) does not reach the container's error handler: the transaction
+ * commits with the records' offsets (and, pipelined, with the deliveries before it) and the
+ * exception is logged at WARN; were it rethrown, the error handler would seek back and deliver
+ * the committed records again, or, after a pipelined commit that failed, seek past the records
+ * the pipeline had just sought back to (records lost, issue 28). When that commit fails, the
+ * records are delivered again: pipelined, by the pipeline's rewind; otherwise as below. Declare
+ * {@code rollbackFor} to have such an exception abort and be narrowed instead.
+ * <p>
  * A failure that is not the listener's (a commit that fails, a cluster that cannot be reached)
- * is not narrowed: it propagates, and the container's error handler delivers the records again.
+ * is not narrowed: it propagates, and the container's error handler delivers the records again;
+ * never once a pipeline has sought the consumer back (the pipeline owns the outcome then).
  * Confined to the listener thread.
  *
  * @since 0.1.0
@@ -299,8 +309,8 @@ final class ListenerTransactions {
 	/**
 	 * Runs records {@code [from, to)} in one new transaction with their offsets.
 	 * @return the result, or the listener's failure when it aborted the transaction
-	 * @throws Throwable anything else: the transaction's own failures, or a listener failure
-	 *     that the rollback rule lets commit
+	 * @throws Throwable anything else: the transaction's own failures (a listener failure that
+	 *     the rollback rule lets commit, once committed, is an attempt without failure)
 	 */
 	private Attempt attempt(int from, int to) throws Throwable {
 		List<ConsumerRecord<?, ?>> records = this.delivery.records().subList(from, to);
@@ -313,8 +323,26 @@ final class ListenerTransactions {
 			return new Attempt(result, null);
 		}
 		catch (Throwable ex) {
+			if (ex == listenerFailure[0] && !this.rollbackOn.test(ex)) {
+				// the rule let it commit and the commit succeeded (a failed one throws its own
+				// exception): the records are done, the error handler must not deliver them again
+				this.settled = Math.max(this.settled, to);
+				committedOnListenerFailure(ex);
+				return new Attempt(null, null);
+			}
 			return listenerFailed(ex, listenerFailure[0], records);
 		}
+	}
+
+	/**
+	 * The listener threw what the rollback rule commits on, and its transaction committed: the
+	 * exception is logged, not rethrown (the container's error handler would deliver the
+	 * committed records again).
+	 */
+	private void committedOnListenerFailure(Throwable ex) {
+		logger.warn("Listener on cluster '{}' threw an exception that the rollback rule commits on; its transaction "
+				+ "committed with the records' offsets and the exception is not passed to the container's error "
+				+ "handler", this.delivery.cluster(), ex);
 	}
 
 	/**
@@ -376,9 +404,10 @@ final class ListenerTransactions {
 	 * open), which stays open when the listener returns, so that the next deliveries join it; it is
 	 * closed and commits on the pipeline, while the container delivers the next records, once it is
 	 * due ({@link ListenerPipelines}).
-	 * @return the result; the listener's failure when it aborted the first delivery of a
-	 *     transaction; or {@link Attempt#REWOUND} when it aborted a later one, whose deliveries are
-	 *     sought back and delivered again
+	 * @return the result (null after a listener failure the rollback rule committed on); the
+	 *     listener's failure when it aborted the first delivery of a transaction; or
+	 *     {@link Attempt#REWOUND} when it aborted a later one, or when the transaction the rule
+	 *     let commit did not commit: its deliveries are sought back and delivered again
 	 * @throws Throwable as {@link #attempt(int, int)}
 	 */
 	private Attempt spanningAttempt(ListenerPipeline pipeline) throws Throwable {
@@ -399,10 +428,22 @@ final class ListenerTransactions {
 		catch (Throwable ex) {
 			open.detach();
 			if (open.transaction().state() == TransactionState.ACTIVE) {
-				// the rollback rule lets it commit: with the deliveries before it, then rethrown
+				// The rollback rule lets it commit, with the deliveries before it. The pipeline owns
+				// the outcome: committed, the delivery is done; failed (a database branch that could
+				// not begin aborts at prepare), the consumer was sought back to the transaction's
+				// first offsets. Either way the exception must not reach the container's error
+				// handler, whose seek would deliver committed records again or skip past the
+				// rewind's (issue 28).
 				pipeline.closeOpen();
-				pipeline.drainAndRewind(List.of());
-				throw ex;
+				if (pipeline.drainAndRewind(List.of())) {
+					logger.warn("Listener on cluster '{}' threw {}, which the rollback rule commits on, but its "
+							+ "transaction did not commit: its records are delivered again", this.delivery.cluster(),
+							String.valueOf(ex));
+					return Attempt.REWOUND;
+				}
+				this.settled = records.size();
+				committedOnListenerFailure(ex);
+				return new Attempt(null, null);
 			}
 			if (spanned) {
 				// aborted with the earlier deliveries it held: all of them are delivered again

@@ -1,0 +1,303 @@
+package dev.tandem.autoconfigure;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.postgresql.ds.PGSimpleDataSource;
+import org.postgresql.xa.PGXADataSource;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.kafka.annotation.EnableKafka;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.listener.MessageListenerContainer;
+
+import dev.tandem.autoconfigure.transaction.ClusterTransactionalTemplate;
+import dev.tandem.test.ClusterPreset;
+import dev.tandem.test.EmbeddedKafkaClustersExtension;
+import dev.tandem.test.ReadCommitted;
+import dev.tandem.transaction.CrossClusterDataSource;
+import dev.tandem.transaction.CrossClusterTransactional;
+import dev.tandem.transaction.TransactionListener;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A pipelined {@code @CrossClusterTransactional} batch listener that copies each record to
+ * another cluster and writes a row per record through a {@link CrossClusterDataSource} (plain
+ * JDBC, so a failure is a checked {@code SQLException}, on which the default rollback rule
+ * commits), while its PostgreSQL is restarted or its sessions are terminated: the transactions
+ * that could not write their rows abort, and their records, the earlier deliveries of the same
+ * open transaction among them, are delivered again. Every record copied once, every row written
+ * once, nothing lost (issue 28: the container's error handler used to seek past the pipeline's
+ * rewind). Real brokers, a real PostgreSQL started by the test.
+ */
+class DatabaseOutageListenerTests {
+
+	private static final int RECORDS = 6000;
+
+	@RegisterExtension
+	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
+
+	/** The database the app writes to; started again on the same port and data directory. */
+	static volatile EmbeddedPostgres postgres;
+
+	static volatile int port;
+
+	@TempDir
+	Path dataDir;
+
+	private EmbeddedPostgres.Builder builder;
+
+	@BeforeEach
+	void startDatabase() throws IOException, SQLException {
+		Copier.processed.set(0);
+		Outcomes.aborted.set(0);
+		try (ServerSocket socket = new ServerSocket(0)) {
+			port = socket.getLocalPort();
+		}
+		this.builder = EmbeddedPostgres.builder()
+			.setPort(port)
+			.setDataDirectory(this.dataDir.resolve("postgres"))
+			.setCleanDataDirectory(false)
+			.setServerConfig("max_prepared_transactions", "20");
+		postgres = this.builder.start();
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				Statement statement = connection.createStatement()) {
+			// no key: a row written twice would be counted, not refused
+			statement.execute("CREATE TABLE copied (id VARCHAR(64) NOT NULL)");
+		}
+	}
+
+	@AfterEach
+	void stopDatabase() throws IOException {
+		if (postgres != null) {
+			postgres.close();
+		}
+	}
+
+	@Test
+	void theDatabaseRestartedUnderThePipelinedListenerLosesAndDuplicatesNothing() throws Exception {
+		String topic = topics("outage-restart");
+		try (ConfigurableApplicationContext context = start(topic)) {
+			CompletableFuture<Void> produced = CompletableFuture.runAsync(() -> produce(topic));
+			await().atMost(Duration.ofSeconds(60)).until(() -> Copier.processed.get() >= 1000);
+			postgres.close();
+			// transactions that could not write their rows abort while it is down
+			await().atMost(Duration.ofSeconds(60)).until(() -> Outcomes.aborted.get() > 0);
+			postgres = this.builder.start();
+			produced.get();
+			assertEveryRecordCopiedOnceWithItsRow(context, topic);
+		}
+	}
+
+	@Test
+	void theDatabaseSessionsTerminatedUnderThePipelinedListenerLoseAndDuplicateNothing() throws Exception {
+		String topic = topics("outage-terminate");
+		try (ConfigurableApplicationContext context = start(topic)) {
+			CompletableFuture<Void> produced = CompletableFuture.runAsync(() -> produce(topic));
+			await().atMost(Duration.ofSeconds(60)).until(() -> Copier.processed.get() >= 1000);
+			for (int i = 0; i < 3; i++) {
+				int before = Outcomes.aborted.get();
+				// each round until a transaction aborted for it
+				await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50)).until(() -> {
+					terminateSessions();
+					return Outcomes.aborted.get() > before || produced.isDone();
+				});
+			}
+			produced.get();
+			assertThat(Outcomes.aborted.get()).isPositive();
+			assertEveryRecordCopiedOnceWithItsRow(context, topic);
+		}
+	}
+
+	private static void terminateSessions() throws SQLException {
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				Statement statement = connection.createStatement()) {
+			statement.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+					+ "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'");
+		}
+	}
+
+	private static void assertEveryRecordCopiedOnceWithItsRow(ConfigurableApplicationContext context, String topic)
+			throws SQLException {
+		await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
+			.until(() -> committedOffset(topic) == RECORDS);
+		MessageListenerContainer container = context.getBean(KafkaListenerEndpointRegistry.class)
+			.getListenerContainer("outage");
+		assertThat(container).isNotNull();
+		container.stop();
+		List<String> expected = new ArrayList<>();
+		for (int i = 0; i < RECORDS; i++) {
+			expected.add("v" + i);
+		}
+		assertThat(ReadCommitted.values(kafka.cluster("west"), topic + "-out")).hasSize(RECORDS)
+			.containsExactlyInAnyOrderElementsOf(expected);
+		// the branches of decided transactions that the restart left prepared are committed by recovery
+		await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+			.until(() -> count("SELECT count(*) FROM pg_prepared_xacts") == 0);
+		assertThat(count("SELECT count(*) FROM copied")).isEqualTo(RECORDS);
+		assertThat(count("SELECT count(DISTINCT id) FROM copied")).isEqualTo(RECORDS);
+	}
+
+	private static long count(String query) throws SQLException {
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				Statement statement = connection.createStatement();
+				java.sql.ResultSet result = statement.executeQuery(query)) {
+			result.next();
+			return result.getLong(1);
+		}
+	}
+
+	private ConfigurableApplicationContext start(String topic) {
+		return new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
+			.properties(kafka.clusters().tandemProperties())
+			.properties("tandem.clusters.east.consumer.max.poll.records=10", "tandem.transaction.id-prefix=" + topic,
+					"tandem.transaction.instance-id=" + topic + "-0",
+					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"), "tandem.listener.back-off=0",
+					"tandem.listener.max-records=100", "tandem.listener.growth=1", "tandem.listener.max-interval=1000ms",
+					"test.topic=" + topic, "spring.kafka.listener.observation-enabled=false")
+			.run();
+	}
+
+	private static String topics(String topic) throws Exception {
+		kafka.cluster("east").createTopic(topic, 3, (short) 1);
+		kafka.cluster("west").createTopic(topic + "-out", 3, (short) 1);
+		return topic;
+	}
+
+	/** The records at about 2,000 a second, so that the outage falls while the listener works. */
+	private static void produce(String topic) {
+		try (KafkaProducer<String, String> producer = new KafkaProducer<>(
+				Map.of("bootstrap.servers", kafka.cluster("east").bootstrapServers()), new StringSerializer(),
+				new StringSerializer())) {
+			for (int i = 0; i < RECORDS; i++) {
+				producer.send(new ProducerRecord<>(topic, "k" + i, "v" + i));
+				if (i % 20 == 19) {
+					producer.flush();
+					Thread.sleep(10);
+				}
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/** The group's committed offsets, summed over the topic's partitions, once no transaction holds them pending. */
+	private static long committedOffset(String topic) {
+		return ReadCommitted.groupOffsets(kafka.cluster("east").bootstrapServers(), topic, topic)
+			.values()
+			.stream()
+			.mapToLong(OffsetAndMetadata::offset)
+			.sum();
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableAutoConfiguration
+	@EnableKafka
+	@Import(Copier.class)
+	static class App {
+
+		// declared with its own type, so that the auto-configuration finds it before it is created
+		@Bean
+		CrossClusterDataSource copiedDataSource() {
+			PGXADataSource xa = new PGXADataSource();
+			xa.setUrl("jdbc:postgresql://localhost:" + port + "/postgres?user=postgres");
+			PGSimpleDataSource outside = new PGSimpleDataSource();
+			outside.setUrl("jdbc:postgresql://localhost:" + port + "/postgres?user=postgres");
+			return new CrossClusterDataSource("copied", xa, outside);
+		}
+
+		@Bean
+		Outcomes outcomes() {
+			return new Outcomes();
+		}
+
+	}
+
+	static class Outcomes implements TransactionListener {
+
+		static final AtomicInteger aborted = new AtomicInteger();
+
+		@Override
+		public void onCommitted(String transactionId, int participants, Duration commitLatency) {
+		}
+
+		@Override
+		public void onAborted(String transactionId, Throwable cause) {
+			aborted.incrementAndGet();
+		}
+
+	}
+
+	static class Copier {
+
+		/** Records the listener processed without failing, redeliveries included. */
+		static final AtomicInteger processed = new AtomicInteger();
+
+		private final ClusterTransactionalTemplate<String, String> west;
+
+		private final CrossClusterDataSource dataSource;
+
+		private final String out;
+
+		Copier(@Qualifier("westTandemTemplate") ClusterTransactionalTemplate<String, String> west,
+				CrossClusterDataSource dataSource, @Value("${test.topic}") String topic) {
+			this.west = west;
+			this.dataSource = dataSource;
+			this.out = topic + "-out";
+		}
+
+		@KafkaListener(id = "outage", topics = "${test.topic}", groupId = "${test.topic}", batch = "true",
+				containerFactory = "eastKafkaListenerContainerFactory")
+		@CrossClusterTransactional
+		public void copy(List<ConsumerRecord<String, String>> records) throws SQLException {
+			for (ConsumerRecord<String, String> record : records) {
+				this.west.send(new ProducerRecord<>(this.out, record.partition(), record.key(), record.value()));
+			}
+			try (Connection connection = this.dataSource.getConnection();
+					PreparedStatement insert = connection.prepareStatement("INSERT INTO copied (id) VALUES (?)")) {
+				for (ConsumerRecord<String, String> record : records) {
+					insert.setString(1, record.value());
+					insert.addBatch();
+				}
+				insert.executeBatch();
+			}
+			processed.addAndGet(records.size());
+		}
+
+	}
+
+}
