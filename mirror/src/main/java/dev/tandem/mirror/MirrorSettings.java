@@ -94,8 +94,13 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 	/** Default {@link Builder#topicRefreshInterval(Duration)}. */
 	public static final Duration DEFAULT_TOPIC_REFRESH_INTERVAL = Duration.ofSeconds(10);
 
-	/** Default {@link Builder#maxRecords(int)}. */
-	public static final int DEFAULT_MAX_RECORDS = 2000;
+	/**
+	 * Default {@link Builder#maxRecords(int)}: large enough that, with the positions on the target
+	 * (no round trip to the source per transaction), a backlog is copied in transactions that close
+	 * on {@link #DEFAULT_MAX_INTERVAL} rather than on a record count, so that the per-transaction
+	 * work (flush, commit, the mapping's update) is paid for many records.
+	 */
+	public static final int DEFAULT_MAX_RECORDS = 10_000;
 
 	/** Default {@link Builder#maxInterval(Duration)}: the {@link CrossClusterProcessor}'s, which it configures. */
 	public static final Duration DEFAULT_MAX_INTERVAL = CrossClusterProcessor.DEFAULT_MAX_INTERVAL;

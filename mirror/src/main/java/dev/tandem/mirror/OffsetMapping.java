@@ -4,12 +4,15 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The source-to-target offset mapping of the records mirrored from one source partition into one
  * target partition, kept as runs of consecutive source offsets whose target offsets are
  * consecutive too (a run breaks where either side has a transaction marker, an aborted or a
  * skipped record). Bounded: past {@code capacity} runs the oldest are dropped and the mapping is
- * marked truncated. Thread-safe.
+ * marked truncated. Adding the record that extends the last run changes that run in place (no
+ * allocation per mirrored record). Thread-safe.
  * <p>
  * The translation rule ({@link #translate(long)}), for a group's committed source offset
  * {@code c}: the target offset of the first mirrored record whose source offset is at or after
@@ -26,6 +29,9 @@ public final class OffsetMapping {
 	private final int capacity;
 
 	private final TreeMap<Long, Run> runs = new TreeMap<>();
+
+	/** The run with the highest offsets (the one a new record extends), or null if there are none. */
+	private @Nullable Run last;
 
 	private boolean truncated;
 
@@ -50,11 +56,11 @@ public final class OffsetMapping {
 	 * @param targetOffset the copy's target offset
 	 */
 	public synchronized void add(long sourceOffset, long targetOffset) {
-		Map.Entry<Long, Run> last = this.runs.lastEntry();
-		if (last != null) {
-			Run run = last.getValue();
+		Run run = this.last;
+		if (run != null) {
 			if (sourceOffset == run.sourceEnd() && targetOffset == run.targetEnd()) {
-				this.runs.put(run.sourceStart, new Run(run.sourceStart, run.targetStart, run.count + 1));
+				// the common case, once per mirrored record: the last run grows in place
+				run.count++;
 				return;
 			}
 			if (sourceOffset < run.sourceEnd() || targetOffset < run.targetEnd()) {
@@ -62,7 +68,9 @@ public final class OffsetMapping {
 				this.truncated = true;
 			}
 		}
-		this.runs.put(sourceOffset, new Run(sourceOffset, targetOffset, 1));
+		Run added = new Run(sourceOffset, targetOffset);
+		this.runs.put(sourceOffset, added);
+		this.last = added;
 		if (this.runs.size() > this.capacity) {
 			this.runs.pollFirstEntry();
 			this.truncated = true;
@@ -76,7 +84,8 @@ public final class OffsetMapping {
 	 *     truncated mapping
 	 */
 	public synchronized OptionalLong translate(long committed) {
-		if (this.runs.isEmpty()) {
+		Run last = this.last;
+		if (last == null) {
 			return OptionalLong.empty();
 		}
 		Map.Entry<Long, Run> floor = this.runs.floorEntry(committed);
@@ -91,7 +100,7 @@ public final class OffsetMapping {
 			}
 			return OptionalLong.of(ceiling.getValue().targetStart);
 		}
-		return OptionalLong.of(this.runs.lastEntry().getValue().targetEnd());
+		return OptionalLong.of(last.targetEnd());
 	}
 
 	/**
@@ -99,8 +108,8 @@ public final class OffsetMapping {
 	 * @return the offset, or -1 if nothing is known
 	 */
 	public synchronized long nextSourceOffset() {
-		Map.Entry<Long, Run> last = this.runs.lastEntry();
-		return (last != null) ? last.getValue().sourceEnd() : -1;
+		Run last = this.last;
+		return (last != null) ? last.sourceEnd() : -1;
 	}
 
 	/**
@@ -108,8 +117,8 @@ public final class OffsetMapping {
 	 * @return the offset, or -1 if nothing is known
 	 */
 	public synchronized long nextTargetOffset() {
-		Map.Entry<Long, Run> last = this.runs.lastEntry();
-		return (last != null) ? last.getValue().targetEnd() : -1;
+		Run last = this.last;
+		return (last != null) ? last.targetEnd() : -1;
 	}
 
 	/**
@@ -133,7 +142,23 @@ public final class OffsetMapping {
 		return "OffsetMapping" + this.runs.values() + (this.truncated ? " (truncated)" : "");
 	}
 
-	private record Run(long sourceStart, long targetStart, long count) {
+	/**
+	 * Consecutive source offsets mapped to consecutive target offsets. Mutable: the last run's
+	 * {@code count} grows with every record that extends it (no run is allocated per record);
+	 * guarded by the mapping's lock.
+	 */
+	private static final class Run {
+
+		private final long sourceStart;
+
+		private final long targetStart;
+
+		private long count = 1;
+
+		Run(long sourceStart, long targetStart) {
+			this.sourceStart = sourceStart;
+			this.targetStart = targetStart;
+		}
 
 		long sourceEnd() {
 			return this.sourceStart + this.count;
@@ -141,6 +166,12 @@ public final class OffsetMapping {
 
 		long targetEnd() {
 			return this.targetStart + this.count;
+		}
+
+		@Override
+		public String toString() {
+			return "Run[sourceStart=" + this.sourceStart + ", targetStart=" + this.targetStart + ", count=" + this.count
+					+ "]";
 		}
 
 	}

@@ -1,15 +1,12 @@
 package dev.tandem.mirror;
 
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeader;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -154,30 +151,45 @@ public record Provenance(String origin, String sourceCluster, String topic, int 
 
 	/**
 	 * Returns the headers of a copy, what {@link #writeTo} makes of the record's own headers:
-	 * them without any provenance header, then the origin, then the source header (its value
-	 * the partition's {@link #sourcePrefix} and the offset), then the topic id, built in one pass.
-	 * @param original the source record's headers
+	 * them without any provenance header, in their order, then the origin, then the source header
+	 * (its value the partition's {@link #sourcePrefix} and the offset), then the topic id. Built
+	 * per copied record, so in one array of the exact size (the record's headers are counted, then
+	 * copied): no list grows and nothing is copied again before the producer's record takes them
+	 * ({@code new ProducerRecord(..., Arrays.asList(headers))} adds them to its own headers once).
+	 * @param original the source record's headers (not changed)
 	 * @param origin the origin header to write (the record's own, or the source cluster's)
 	 * @param sourcePrefix the partition's {@link #sourcePrefix}
 	 * @param offset the record's source offset
 	 * @param topicId the {@link #topicIdHeader} of the source topic, or null if its id is unknown
-	 * @return new, mutable headers
+	 * @return a new array, owned by the caller
 	 */
-	static Headers forCopy(Headers original, Header origin, byte[] sourcePrefix, long offset, @Nullable Header topicId) {
-		Header[] own = original.toArray();
-		List<Header> copy = new ArrayList<>(own.length + 3);
-		for (Header header : own) {
-			if (!header.key().equals(ORIGIN_HEADER) && !header.key().equals(SOURCE_HEADER)
-					&& !header.key().equals(TOPIC_ID_HEADER)) {
-				copy.add(header);
+	static Header[] forCopy(Headers original, Header origin, byte[] sourcePrefix, long offset, @Nullable Header topicId) {
+		int own = 0;
+		for (Header header : original) {
+			if (!isProvenance(header)) {
+				own++;
 			}
 		}
-		copy.add(origin);
-		copy.add(new RecordHeader(SOURCE_HEADER, sourceValue(sourcePrefix, offset)));
-		if (topicId != null) {
-			copy.add(topicId);
+		Header[] copy = new Header[own + ((topicId != null) ? 3 : 2)];
+		int next = 0;
+		if (own > 0) {
+			for (Header header : original) {
+				if (!isProvenance(header)) {
+					copy[next++] = header;
+				}
+			}
 		}
-		return new RecordHeaders(copy);
+		copy[next++] = origin;
+		copy[next++] = new RecordHeader(SOURCE_HEADER, sourceValue(sourcePrefix, offset));
+		if (topicId != null) {
+			copy[next] = topicId;
+		}
+		return copy;
+	}
+
+	private static boolean isProvenance(Header header) {
+		String key = header.key();
+		return key.equals(ORIGIN_HEADER) || key.equals(SOURCE_HEADER) || key.equals(TOPIC_ID_HEADER);
 	}
 
 	private static byte[] sourceValue(byte[] prefix, long offset) {

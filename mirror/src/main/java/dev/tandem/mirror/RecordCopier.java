@@ -1,6 +1,7 @@
 package dev.tandem.mirror;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -13,7 +14,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.record.TimestampType;
 
 import dev.tandem.mirror.OffsetMappings.Copy;
@@ -126,10 +126,10 @@ final class RecordCopier implements CrossClusterProcessor.ProcessorListener {
 					this.topics.ensurePartition(target, source.topic(), source.partition());
 					ensured[i] = true;
 				}
-				Headers headers = Provenance.forCopy(record.headers(), originHeader, sourcePrefix, record.offset(),
+				Header[] headers = Provenance.forCopy(record.headers(), originHeader, sourcePrefix, record.offset(),
 						topicIdHeader);
 				ProducerRecord<byte[], byte[]> copy = new ProducerRecord<>(remoteTopic, source.partition(), timestamp,
-						record.key(), record.value(), headers);
+						record.key(), record.value(), Arrays.asList(headers));
 				copies.add(new Copy(target, source, record.offset(), topicId, txn.send(target, copy)));
 			}
 		}

@@ -65,4 +65,64 @@ class OffsetMappingTests {
 		assertThat(new OffsetMapping(10, true).translate(0)).isEmpty();
 	}
 
+	@Test
+	void aLongContiguousRunStaysOneRunAndTranslatesAlongItsWholeLength() {
+		OffsetMapping mapping = new OffsetMapping(2, true);
+		for (long source = 1_000; source < 201_000; source++) {
+			mapping.add(source, source - 900);
+		}
+		assertThat(mapping.runs()).isEqualTo(1);
+		assertThat(mapping.isTruncated()).isFalse();
+		assertThat(mapping.translate(1_000)).hasValue(100);
+		assertThat(mapping.translate(123_456)).hasValue(122_556);
+		assertThat(mapping.translate(200_999)).hasValue(200_099);
+		assertThat(mapping.translate(201_000)).as("just after the last record").hasValue(200_100);
+		assertThat(mapping.nextSourceOffset()).isEqualTo(201_000);
+		assertThat(mapping.nextTargetOffset()).isEqualTo(200_100);
+	}
+
+	@Test
+	void aGapOnEitherSideBreaksTheRunAndTheNextRecordsExtendTheNewRunOnly() {
+		OffsetMapping mapping = new OffsetMapping(100, true);
+		for (long source = 0; source < 10; source++) {
+			mapping.add(source, source);
+		}
+		// source offsets 10 and 11: a transaction marker and an aborted record, never mirrored
+		for (long source = 12; source < 20; source++) {
+			mapping.add(source, source - 2);
+		}
+		// a gap on the target only: a marker of the mirror's own transaction at target offset 18
+		for (long source = 20; source < 25; source++) {
+			mapping.add(source, source - 1);
+		}
+		assertThat(mapping.runs()).isEqualTo(3);
+		assertThat(mapping.translate(9)).hasValue(9);
+		assertThat(mapping.translate(10)).as("in the source gap: the first record after it").hasValue(10);
+		assertThat(mapping.translate(11)).hasValue(10);
+		assertThat(mapping.translate(19)).hasValue(17);
+		assertThat(mapping.translate(20)).hasValue(19);
+		assertThat(mapping.translate(24)).hasValue(23);
+		assertThat(mapping.translate(25)).hasValue(24);
+		assertThat(mapping.nextSourceOffset()).isEqualTo(25);
+		assertThat(mapping.nextTargetOffset()).isEqualTo(24);
+		assertThat(mapping.toString()).isEqualTo("OffsetMapping[Run[sourceStart=0, targetStart=0, count=10], "
+				+ "Run[sourceStart=12, targetStart=10, count=8], Run[sourceStart=20, targetStart=19, count=5]]");
+	}
+
+	@Test
+	void aRecordBehindTheLastRunClearsTheMappingAndStartsANewRunThatGrows() {
+		OffsetMapping mapping = new OffsetMapping(100, true);
+		for (long source = 0; source < 5; source++) {
+			mapping.add(source, source);
+		}
+		// the partition was mirrored elsewhere meanwhile: the target moved on, the source went back
+		mapping.add(3, 40);
+		mapping.add(4, 41);
+		assertThat(mapping.runs()).isEqualTo(1);
+		assertThat(mapping.isTruncated()).isTrue();
+		assertThat(mapping.translate(2)).as("before the truncated mapping").isEmpty();
+		assertThat(mapping.translate(4)).hasValue(41);
+		assertThat(mapping.nextTargetOffset()).isEqualTo(42);
+	}
+
 }
