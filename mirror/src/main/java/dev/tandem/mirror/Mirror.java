@@ -759,6 +759,8 @@ public final class Mirror implements AutoCloseable {
 		@Override
 		public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
 			assigned(partitions);
+			logger.info("Mirror {}: assigned {} partition(s) through group '{}' on '{}'", describe(), partitions.size(),
+					Mirror.this.settings.consumerGroup(), Mirror.this.settings.source());
 		}
 
 		@Override
