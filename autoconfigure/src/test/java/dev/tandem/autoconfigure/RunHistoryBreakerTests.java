@@ -348,7 +348,7 @@ class RunHistoryBreakerTests {
 
 	/**
 	 * Trial 3: the cost of the known gap (a released lease is never claimed). Run A of an instance
-	 * is killed with an undecided transaction open (transaction timeout 20 s); its restart fails
+	 * is killed with an undecided transaction open (transaction timeout 30 s); its restart fails
 	 * after taking the lease (west cannot be reached) and releases it, and the instance never comes
 	 * back; a survivor instance runs. The survivor never claims a released lease, so nobody fences
 	 * A: the trial measures how long A's transaction pins the last stable offset (the brokers abort
@@ -358,7 +358,7 @@ class RunHistoryBreakerTests {
 	 */
 	@Test
 	void aReleasedLeaseNobodyClaimsPinsTheDeadRunsTransactionForItsTransactionTimeout() throws Exception {
-		Duration deadRunsTimeout = Duration.ofSeconds(20);
+		Duration deadRunsTimeout = Duration.ofSeconds(30);
 		long killedMs = System.currentTimeMillis();
 		String runA = runKilledAfterPrepare("gone",
 				builder("gone", ProtocolHook.NONE).transactionTimeout(deadRunsTimeout), "A");
