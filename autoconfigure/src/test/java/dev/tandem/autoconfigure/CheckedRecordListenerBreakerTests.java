@@ -14,6 +14,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -74,8 +75,7 @@ class CheckedRecordListenerBreakerTests {
 		kafka.cluster("west").createTopic(topic + "-out", 3, (short) 1);
 		produce(topic);
 		try (ConfigurableApplicationContext context = start(topic)) {
-			await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
-				.until(() -> committedOffset(topic) == RECORDS);
+			boolean done = awaitOffsets(topic, Duration.ofSeconds(90));
 			List<String> copied = ReadCommitted.values(kafka.cluster("west"), topic + "-out");
 			List<String> throwing = new ArrayList<>();
 			for (int i = 9; i < RECORDS; i += 10) {
@@ -89,10 +89,35 @@ class CheckedRecordListenerBreakerTests {
 					+ "throwing records delivered twice %d of %d; other deliveries %d for %d records%n", copied.size(),
 					copied.stream().distinct().count(), RECORDS, Copier.thrown.get(), Outcomes.aborted.get(),
 					deliveredTwice.size(), throwing.size(), others, RECORDS - throwing.size());
+			System.out.printf("[brk] checked record listener: group offsets %d of %d (reached: %s); copied values "
+					+ "missing %s; big records committed %d%n", committedOffset(topic), RECORDS, done,
+					missing(copied), ReadCommitted.records(kafka.cluster("west").bootstrapServers(), topic + "-out",
+							Duration.ofSeconds(5)).stream().filter((record) -> record.value().length > 1024).count());
+			assertThat(done).isTrue();
 			assertThat(copied).hasSize(RECORDS).doesNotHaveDuplicates();
 			assertThat(Outcomes.aborted.get()).isGreaterThanOrEqualTo(throwing.size());
 			assertThat(deliveredTwice).containsExactlyElementsOf(throwing);
 		}
+	}
+
+	private static boolean awaitOffsets(String topic, Duration within) {
+		try {
+			await().atMost(within).pollInterval(Duration.ofMillis(200)).until(() -> committedOffset(topic) == RECORDS);
+			return true;
+		}
+		catch (ConditionTimeoutException ex) {
+			return false;
+		}
+	}
+
+	private static List<String> missing(List<String> copied) {
+		List<String> missing = new ArrayList<>();
+		for (int i = 0; i < RECORDS; i++) {
+			if (!copied.contains("v" + i)) {
+				missing.add("v" + i);
+			}
+		}
+		return missing;
 	}
 
 	private ConfigurableApplicationContext start(String topic) {
