@@ -304,10 +304,13 @@ class RunHistoryBreakerTests {
 	/**
 	 * Trial 2: a crash loop longer than the history keeps. Run A is killed with an undecided
 	 * transaction open; then the instance's start-up fails {@code MAX_PAST_RUNS + 1} times in a row,
-	 * each after taking the lease and before fencing (west down, say, and the app restarted at once by
-	 * its supervisor: 65 failures of ~3 s each fit in a few minutes, well within the hour the history
-	 * is meant to cover); the first one is a real start-up, the others what its start-up does against
-	 * the decision log. Then the instance starts for good: A's transaction must be aborted.
+	 * each after taking the lease and before fencing (a cluster or the database down at start-up: a
+	 * start-up fails in ensureMarkerTopics or the databases' start, before the pool fences). How many
+	 * fit in the hour the history is meant to cover depends on the supervisor: Kubernetes'
+	 * CrashLoopBackOff (10 s doubling to 5 min) allows about 16, one that restarts within seconds (a
+	 * systemd unit with a short RestartSec and no start limit) 65 in minutes. The first is a real
+	 * start-up, the others what its start-up does against the decision log. Then the instance
+	 * starts for good: A's transaction must be aborted.
 	 */
 	@Test
 	@Disabled("bug: after 65 start-ups that failed before fencing, the dead run A is pruned from the lease's "
