@@ -16,7 +16,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -70,12 +69,6 @@ class CheckedRecordListenerBreakerTests {
 	}
 
 	@Test
-	@Disabled("bug: a checked exception the rule commits on commits the transaction WITHOUT the records' offsets "
-			+ "(ListenerTransactions.invoke sends them only when the listener returns; the WARN says 'committed with "
-			+ "the records' offsets'). Observed: 300 of 300 copied once, 60 throws (30 aborted at commit, 30 "
-			+ "committed), each throwing record delivered exactly twice, but the group's offsets stop at 299 of 300: "
-			+ "v299, the last record of its partition, is committed without its offset, so a restart or a rebalance "
-			+ "delivers it again and copies it twice (mid-partition a later record's offset hides the gap)")
 	void aRecordListenersCheckedExceptionWhoseCommitFailsIsDeliveredAgainAndCopiedOnce() throws Exception {
 		String topic = "checked-record";
 		kafka.cluster("east").createTopic(topic, 3, (short) 1);

@@ -375,6 +375,11 @@ final class ListenerTransactions {
 			}
 			catch (Throwable ex) {
 				listenerFailure[0] = ex;
+				if (transaction != null && offsets && !this.rollbackOn.test(ex)) {
+					// the rollback rule commits on it: with the records' offsets, or the records
+					// would come again after a restart or a rebalance
+					transaction.sendOffsets(this.delivery.consumer(), ListenerInvocation.nextOffsets(records));
+				}
 				throw ex;
 			}
 			if (transaction != null && offsets) {
