@@ -54,97 +54,11 @@ import static org.awaitility.Awaitility.await;
  * stable offset moves on) once a later run of its instance has started, well before the brokers'
  * transaction timeout; a decided one is committed on every cluster.
  */
-class RunIdsBreakerTests {
+class RunIdsBreakerTests extends LeaseTrials {
 
-	private static final StringSerializer STRING = new StringSerializer();
-
-	private static final Duration LEASE = Duration.ofMillis(1500);
-
-	/** Far longer than any wait here: only Tandem can end a transaction open on the brokers. */
-	private static final Duration TRANSACTION_TIMEOUT = Duration.ofMinutes(5);
-
-	/** What a downstream read_committed reader may wait once the next run has started. */
-	private static final Duration RESUMES_WITHIN = LEASE.plus(Duration.ofSeconds(20));
-
-	@RegisterExtension
-	static final EmbeddedKafkaClustersExtension kafka = EmbeddedKafkaClustersExtension.perClass(ClusterPreset.EAST3_WEST3);
-
-	@TempDir
-	static Path coordinatorDir;
-
-	private static EmbeddedCoordinator coordinator;
-
-	private final List<CrossClusterTransactionManager> managers = new ArrayList<>();
-
-	private String topic = "";
-
-	@BeforeAll
-	static void start() throws Exception {
-		coordinator = EmbeddedCoordinator.builder(coordinatorDir).client((log) -> log.sharedByInstances(true)).start();
-	}
-
-	@AfterAll
-	static void stop() {
-		if (coordinator != null) {
-			coordinator.close();
-		}
-	}
-
-	@BeforeEach
-	void createTopics(TestInfo info) {
-		this.topic = "t-" + info.getTestMethod().orElseThrow().getName();
-		kafka.cluster("east").createTopic(this.topic, 3, (short) 3);
-		kafka.cluster("west").createTopic(this.topic, 3, (short) 3);
-	}
-
-	@AfterEach
-	void closeManagers() throws Exception {
-		this.managers.forEach(CrossClusterTransactionManager::close);
-		// what a failed trial left open pins the shared marker topic's LSO for the next trial: fence it
-		for (String cluster : List.of("east", "west")) {
-			fenceOpen(cluster);
-		}
-	}
-
-	private static RatisDecisionLog log() {
-		return coordinator.decisionLog();
-	}
-
-	private CrossClusterTransactionManagerBuilder builder(String instanceId, ProtocolHook hook) {
-		return CrossClusterTransactionManager.builder()
-			.cluster("east", clientConfig("east"))
-			.cluster("west", clientConfig("west"))
-			.idPrefix(this.topic)
-			.instanceId(instanceId)
-			.decisionLog(log())
-			.commitTimeout(Duration.ofSeconds(10))
-			.transactionTimeout(TRANSACTION_TIMEOUT)
-			.leaseTimeout(LEASE)
-			.recoveryInterval(Duration.ofMillis(500))
-			.protocolHook(hook);
-	}
-
-	private CrossClusterTransactionManager started(CrossClusterTransactionManagerBuilder builder) {
-		CrossClusterTransactionManager manager = builder.build();
-		this.managers.add(manager);
-		manager.start();
-		return manager;
-	}
-
-	private static Map<String, Object> clientConfig(String cluster) {
-		Map<String, Object> config = new HashMap<>();
-		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.cluster(cluster).bootstrapServers());
-		config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 2000);
-		config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 4000);
-		return config;
-	}
-
-	private static ProtocolHook crashAt(ProtocolStep at) {
-		return (transactionId, step) -> {
-			if (step == at) {
-				throw new ProtocolHook.SimulatedCrashException(step);
-			}
-		};
+	@Override
+	String topicPrefix() {
+		return "t-";
 	}
 
 	private void send(CrossClusterTransaction txn, String tag) {
@@ -172,20 +86,6 @@ class RunIdsBreakerTests {
 			.toList();
 	}
 
-	/** A record committed by an independent producer after the dead run's transaction, on every partition. */
-	private void commitAfter(String cluster, String value) {
-		Map<String, Object> config = clientConfig(cluster);
-		config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "independent-" + this.topic + "-" + cluster);
-		try (KafkaProducer<String, String> producer = new KafkaProducer<>(config, STRING, STRING)) {
-			producer.initTransactions();
-			producer.beginTransaction();
-			for (int partition = 0; partition < 3; partition++) {
-				producer.send(new ProducerRecord<>(this.topic, partition, "later", value));
-			}
-			producer.commitTransaction();
-		}
-	}
-
 	private void assertReadersMoveOnWithout(String deadTag, long sinceMs) throws Exception {
 		commitAfter("east", "after-east");
 		commitAfter("west", "after-west");
@@ -200,33 +100,6 @@ class RunIdsBreakerTests {
 		assertThat(committed("west")).noneMatch((value) -> value.startsWith(deadTag + "-"));
 		assertThat(open("east")).isEmpty();
 		assertThat(open("west")).isEmpty();
-	}
-
-	private List<String> open(String cluster) throws Exception {
-		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
-				kafka.cluster(cluster).bootstrapServers()))) {
-			List<String> ids = new ArrayList<>();
-			for (TransactionListing listing : admin
-				.listTransactions(new ListTransactionsOptions().filterStates(List.of(TransactionState.ONGOING)))
-				.all()
-				.get(10, TimeUnit.SECONDS)) {
-				if (listing.transactionalId().startsWith(this.topic + ".")) {
-					ids.add(listing.transactionalId());
-				}
-			}
-			return ids;
-		}
-	}
-
-	private void fenceOpen(String cluster) throws Exception {
-		List<String> ids = open(cluster);
-		if (ids.isEmpty()) {
-			return;
-		}
-		try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
-				kafka.cluster(cluster).bootstrapServers()))) {
-			admin.fenceProducers(ids).all().get(10, TimeUnit.SECONDS);
-		}
 	}
 
 	/**
