@@ -1,44 +1,25 @@
 package dev.tandem.autoconfigure;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.ListTransactionsOptions;
-import org.apache.kafka.clients.admin.TransactionListing;
-import org.apache.kafka.clients.admin.TransactionState;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.awaitility.core.ConditionTimeoutException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
-import dev.tandem.coordinator.EmbeddedCoordinator;
-import dev.tandem.coordinator.client.RatisDecisionLog;
-import dev.tandem.test.ClusterPreset;
-import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransaction;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
-import dev.tandem.transaction.HangingTransactions;
+import dev.tandem.transaction.Decision;
+import dev.tandem.transaction.DecisionLog;
+import dev.tandem.transaction.DecisionLogException;
+import dev.tandem.transaction.ForwardingDecisionLog;
 import dev.tandem.transaction.InstanceLease;
 import dev.tandem.transaction.ProtocolHook;
 import dev.tandem.transaction.ProtocolStep;
@@ -51,7 +32,7 @@ import static org.awaitility.Awaitility.await;
  * Trying to break run histories in the instance lease (issue 26; {@code docs/architecture.md}, "Run
  * histories") on one shared decision log (an embedded Ratis peer) and two real 3-broker clusters:
  * a chain of dead and failed runs between a dead run and the run that must fence it, a crash loop
- * longer than the history keeps, and the cost of the known gap (a released lease nobody claims).
+ * of failed start-ups, and a failed restart that never comes back.
  * What must hold: an undecided transaction of a dead run is aborted (the last stable offset moves
  * on) once a later run of its instance has started, well before the brokers' transaction timeout.
  */
@@ -108,7 +89,10 @@ class RunHistoryBreakerTests extends LeaseTrials {
 		return run;
 	}
 
-	/** A real start-up that fails after taking the lease (west cannot be reached, every cluster required). */
+	/**
+	 * A real start-up that fails because west cannot be reached (every cluster required): it fails
+	 * creating the marker topics, before it takes the lease.
+	 */
 	private void failedStartUp(String instanceId) {
 		Map<String, Object> unreachable = clientConfig("west");
 		unreachable.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1");
@@ -145,8 +129,8 @@ class RunHistoryBreakerTests extends LeaseTrials {
 	/**
 	 * Trial 1: a chain of runs between a dead run and the run that must fence it. Run A is killed
 	 * with an undecided transaction open; run B takes the lease and dies; run C, a real start-up,
-	 * fails after taking the lease (west cannot be reached) and releases it; run D takes it and
-	 * dies; run E takes it and its start-up fails before fencing, releasing it. Run F starts:
+	 * fails (west cannot be reached: since the fix, before it takes the lease); run D takes it and
+	 * dies; run E takes it and releases it (the log-level steps of a run that released it). Run F starts:
 	 * every one of A..E is in the history it reads, so A's transaction must be aborted on both
 	 * clusters within a lease timeout and the readers' allowance. Observed: before F the lease held
 	 * E (released) with 4 past runs, A among them; the readers moved on 1.8 s after F started.
@@ -176,47 +160,78 @@ class RunHistoryBreakerTests extends LeaseTrials {
 	}
 
 	/**
-	 * Trial 2: a crash loop longer than the history keeps. Run A is killed with an undecided
-	 * transaction open; then the instance's start-up fails {@code MAX_PAST_RUNS + 1} times in a row,
-	 * each after taking the lease and before fencing (a cluster or the database down at start-up: a
-	 * start-up fails in ensureMarkerTopics or the databases' start, before the pool fences). How many
-	 * fit in the hour the history is meant to cover depends on the supervisor: Kubernetes'
-	 * CrashLoopBackOff (10 s doubling to 5 min) allows about 16, one that restarts within seconds (a
-	 * systemd unit with a short RestartSec and no start limit) 65 in minutes. The first is a real
-	 * start-up, the others what its start-up does against the decision log. Then the instance
-	 * starts for good: A's transaction must be aborted.
+	 * Trial 2: a crash loop. Run A is killed with an undecided transaction open; then the
+	 * instance's start-up fails again and again. Found by this trial before the fix: 65 start-ups
+	 * that failed after taking the lease and released it pruned A from the 64-run history, so the
+	 * good start-up fenced nothing and A's transaction pinned the readers until the brokers'
+	 * transaction timeout. Now a start-up that fails where it needs no lease (a cluster or a
+	 * database that does not answer: the marker topics and the databases' check come first) leaves
+	 * the lease untouched, and one that fails after taking the lease from a dead run leaves it to
+	 * expire, so a loop adds at most one run per lease timeout, and the history keeps an hour of
+	 * those at the default lease timeout. Here: three real start-ups that fail before the lease,
+	 * then three that fail after taking it (the decision log fails the start-up recovery's read);
+	 * then the instance starts for good: A's transaction must be aborted.
 	 */
 	@Test
-	@Disabled("bug: after 65 start-ups that failed before fencing, the dead run A is pruned from the lease's "
-			+ "history (64 past runs, A not among them): the next good start-up fences neither A's east nor its west "
-			+ "id, both stay open (Ongoing), HangingTransactions lists nothing, and read_committed readers were still "
-			+ "pinned 22.4 s after the good start (limit 21.5 s); only the brokers' transaction timeout (5 min here, "
-			+ "15 min by default) ends it")
-	void aCrashLoopLongerThanTheHistoryStillLeavesTheDeadRunsTransactionToTheNextRun() throws Exception {
+	void aCrashLoopOfFailedStartUpsStillLeavesTheDeadRunsTransactionToTheNextRun() throws Exception {
 		String instance = "loop";
 		String runA = runKilledAfterPrepare(instance, builder(instance, ProtocolHook.NONE), "A");
-		failedStartUp(instance);
-		for (int i = 1; i <= InstanceLease.MAX_PAST_RUNS; i++) {
-			takeAndRelease(instance);
+		InstanceLease afterA = lease(instance);
+		for (int i = 0; i < 3; i++) {
+			failedStartUp(instance);
+		}
+		assertThat(lease(instance)).isEqualTo(afterA); // not taken, not released, not a run more in the history
+		List<String> failedRuns = new ArrayList<>();
+		for (int i = 0; i < 3; i++) {
+			failedRuns.add(startUpFailingAfterTheTake(instance));
+			InstanceLease kept = lease(instance);
+			assertThat(kept.incarnation()).isEqualTo(failedRuns.get(i));
+			assertThat(kept.released()).isFalse();
 		}
 		InstanceLease before = lease(instance);
 		System.out.printf("[brk] loop: before the good start the lease has %d past runs, A in them: %s; "
 				+ "A open east %s, west %s%n", before.pastRuns().size(), before.runsToFence().contains(runA),
 				openOf("east", runA), openOf("west", runA));
+		assertThat(before.pastRuns().stream().map(InstanceLease.PastRun::incarnation))
+			.containsExactly(runA, failedRuns.get(0), failedRuns.get(1));
+		// what the count of the history must hold: an hour of failed start-ups, one per default lease timeout
+		assertThat((long) InstanceLease.MAX_PAST_RUNS).isGreaterThanOrEqualTo(
+				InstanceLease.RUN_HISTORY_MS / CrossClusterTransactionManagerBuilder.DEFAULT_LEASE_TIMEOUT.toMillis());
 		long startedMs = System.currentTimeMillis();
-		CrossClusterTransactionManager good = started(builder(instance, ProtocolHook.NONE));
+		started(builder(instance, ProtocolHook.NONE));
 		commitAfter("east", "after-east");
 		commitAfter("west", "after-west");
-		HangingTransactions.Report hanging = good.hangingTransactions(Duration.ofSeconds(10));
-		System.out.printf("[brk] loop: after the good start A open east %s, west %s; hanging listed %s%n",
-				openOf("east", runA), openOf("west", runA),
-				hanging.transactions().stream().map(HangingTransactions.Hanging::transactionalId).toList());
 		boolean movedOn = readersMovedOnWithin(RESUMES_WITHIN);
 		System.out.printf("[brk] loop: readers moved on within %s: %s (%d ms after the good start)%n", RESUMES_WITHIN,
 				movedOn, System.currentTimeMillis() - startedMs);
 		assertThat(movedOn).isTrue();
 		assertThat(openOf("east", runA)).isEmpty();
 		assertThat(openOf("west", runA)).isEmpty();
+	}
+
+	/**
+	 * A real start-up that fails after taking the lease: the decision log fails the start-up
+	 * recovery's read of the instance's in-doubt transactions. Returns the run that took the lease.
+	 */
+	private String startUpFailingAfterTheTake(String instanceId) throws Exception {
+		DecisionLog failingRecovery = new ForwardingDecisionLog(log()) {
+			@Override
+			public List<Decision> inDoubt(String owner, Duration timeout) {
+				throw new DecisionLogException("recovery's read failed (injected)");
+			}
+
+			@Override
+			public void close() {
+				// the shared log stays open
+			}
+		};
+		String previous = holder(instanceId);
+		CrossClusterTransactionManager failing = builder(instanceId, ProtocolHook.NONE).decisionLog(failingRecovery)
+			.build();
+		assertThat(catchThrowable(failing::start)).isInstanceOf(DecisionLogException.class);
+		String run = holder(instanceId);
+		assertThat(run).isNotEqualTo(previous);
+		return run;
 	}
 
 	private boolean readersMovedOnWithin(Duration within) {
@@ -230,57 +245,39 @@ class RunHistoryBreakerTests extends LeaseTrials {
 	}
 
 	/**
-	 * Trial 3: the cost of the known gap (a released lease is never claimed). Run A of an instance
-	 * is killed with an undecided transaction open (transaction timeout 30 s); its restart fails
-	 * after taking the lease (west cannot be reached) and releases it, and the instance never comes
-	 * back; a survivor instance runs. The survivor never claims a released lease, so nobody fences
-	 * A: the trial measures how long A's transaction pins the last stable offset (the brokers abort
-	 * it at its transaction timeout, checked every 10 s by default) and that the survivor's
-	 * {@code hangingTransactions} lists it meanwhile. What a user pays: the transaction timeout,
-	 * 15 minutes by default. Observed: 6.5 s after the release the lease was still unclaimed and
-	 * released, A's transactions open on both clusters, both pinned, and the survivor listed both
-	 * as hanging; the readers moved on 39.9 s after A was killed (33.6 s after the release): A's
-	 * 30 s timeout plus the brokers' abort check.
+	 * Trial 3: a restart that fails and never comes back. Run A of an instance is killed with an
+	 * undecided transaction open (transaction timeout 30 s); its restart fails after taking the
+	 * lease (the decision log fails its start-up recovery) and the instance never comes back; a
+	 * survivor instance runs. Before the fix the failed restart released the lease, a released
+	 * lease is never claimed, and A's transaction pinned the readers until its transaction timeout
+	 * (observed: 39.9 s after A was killed; 15 minutes at the default timeout). Now the failed
+	 * restart leaves the lease to expire: the survivor claims it and fences A (in the claimed
+	 * lease's history) well before A's transaction timeout.
 	 */
 	@Test
-	void aReleasedLeaseNobodyClaimsPinsTheDeadRunsTransactionForItsTransactionTimeout() throws Exception {
+	void aRestartThatFailsAndNeverReturnsLeavesTheDeadRunsTransactionToASurvivor() throws Exception {
 		Duration deadRunsTimeout = Duration.ofSeconds(30);
 		long killedMs = System.currentTimeMillis();
 		String runA = runKilledAfterPrepare("gone",
 				builder("gone", ProtocolHook.NONE).transactionTimeout(deadRunsTimeout), "A");
-		failedStartUp("gone");
-		long releasedMs = System.currentTimeMillis();
-		assertThat(lease("gone").released()).isTrue();
-		// started after the release: a survivor running before might have claimed A's expired lease
-		// first (then it fences A); the gap is the other order, the restart taking it first
+		String runB = startUpFailingAfterTheTake("gone");
+		assertThat(lease("gone").released()).isFalse();
 		CrossClusterTransactionManager survivor = started(builder("survivor", ProtocolHook.NONE));
 		commitAfter("east", "after-east");
 		commitAfter("west", "after-west");
-		// for three lease timeouts after the release (the survivor checks the leases every 500 ms) nobody claims it
-		await().during(LEASE.multipliedBy(3)).atMost(LEASE.multipliedBy(5)).until(() -> lease("gone").claimedBy() == null);
-		InstanceLease gone = lease("gone");
-		List<String> hanging = survivor.hangingTransactions(Duration.ofSeconds(10))
-			.transactions()
-			.stream()
-			.map(HangingTransactions.Hanging::transactionalId)
-			.toList();
-		boolean pinnedEast = !readersMovedOn("east");
-		boolean pinnedWest = !readersMovedOn("west");
-		System.out.printf("[brk] gap: %d ms after the release: lease claimed by %s, released %s; A open east %s, "
-				+ "west %s; pinned east %s, west %s; survivor lists hanging %s%n", System.currentTimeMillis() - releasedMs,
-				gone.claimedBy(), gone.released(), openOf("east", runA), openOf("west", runA), pinnedEast, pinnedWest,
-				hanging);
-		assertThat(gone.claimedBy()).isNull();
-		assertThat(pinnedWest).isTrue();
-		assertThat(openOf("west", runA)).isNotEmpty();
-		assertThat(hanging).containsAll(openOf("west", runA));
-		// only the brokers end it: at the dead run's transaction timeout (plus their abort check)
-		await().atMost(deadRunsTimeout.plus(Duration.ofSeconds(30)))
-			.until(() -> readersMovedOn("east") && readersMovedOn("west"));
+		await().atMost(RESUMES_WITHIN).until(() -> readersMovedOn("east") && readersMovedOn("west"));
 		long freedMs = System.currentTimeMillis();
-		System.out.printf("[brk] gap: readers moved on %d ms after A was killed, %d ms after the release "
-				+ "(A's transaction timeout %d ms)%n", freedMs - killedMs, freedMs - releasedMs, deadRunsTimeout.toMillis());
-		assertThat(freedMs - killedMs).isGreaterThanOrEqualTo(deadRunsTimeout.toMillis() - 1000);
+		InstanceLease gone = lease("gone");
+		System.out.printf("[brk] failed restart: readers moved on %d ms after A was killed (A's transaction timeout %d ms);"
+				+ " lease of gone held by %s (B %s), claimed by %s, taken over %s%n", freedMs - killedMs,
+				deadRunsTimeout.toMillis(), gone.incarnation(), runB, gone.claimedBy(), gone.takenOver());
+		assertThat(gone.incarnation()).isEqualTo(runB);
+		assertThat(gone.claimedBy()).isEqualTo(this.topic + ".survivor");
+		assertThat(openOf("east", runA)).isEmpty();
+		assertThat(openOf("west", runA)).isEmpty();
+		assertThat(freedMs - killedMs).isLessThan(deadRunsTimeout.toMillis());
+		assertThat(survivor.hangingTransactions(Duration.ofSeconds(10)).transactions()).isEmpty();
+		assertThat(committed("east", Duration.ofSeconds(3))).noneMatch((value) -> value.startsWith("A-"));
 		assertThat(committed("west", Duration.ofSeconds(3))).noneMatch((value) -> value.startsWith("A-"));
 	}
 

@@ -128,10 +128,11 @@ class RunIdsBreakerTests extends LeaseTrials {
 	}
 
 	/**
-	 * Trial 2: run A killed with an open undecided transaction; run B takes the lease, then its
-	 * start-up fails (a cluster does not answer, every cluster required): it releases the lease, as
-	 * a failed start does, which keeps it marked released with its run history; run C starts at
-	 * once and fences B and A. A's transaction must be aborted.
+	 * Trial 2: run A killed with an open undecided transaction; run B's start-up fails (a cluster
+	 * does not answer, every cluster required). Found by this trial: B took the lease and its
+	 * release removed it, so C fenced neither. Since run histories a release kept it, and since
+	 * issue 26's crash-loop fix B fails before it takes the lease at all (marker topics first). Run
+	 * C starts and fences A. A's transaction must be aborted.
 	 */
 	@Test
 	void aRestartWhoseStartUpFailedLeavesNoTransactionOfTheRunBeforeItOpen() throws Exception {

@@ -168,12 +168,15 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	}
 
 	/**
-	 * Takes this instance's lease in the decision log (waiting at most one lease timeout for a
-	 * previous run's lease to expire), recovers this instance's in-doubt transactions, then aborts
-	 * what previous runs left open and creates and initializes every participant producer (with a
-	 * lease, on transactional ids of this run's own; without, on the ids every run shares, which
-	 * fences its zombies), and creates the marker topic where missing;
-	 * then renews the lease and takes over expired instances of the app in the background.
+	 * Creates the marker topic where missing and checks every database, then takes this instance's
+	 * lease in the decision log (waiting at most one lease timeout for a previous run's lease to
+	 * expire), recovers this instance's in-doubt transactions, then aborts what previous runs left
+	 * open and creates and initializes every participant producer (with a lease, on transactional
+	 * ids of this run's own; without, on the ids every run shares, which fences its zombies); then
+	 * renews the lease and takes over expired instances of the app in the background. A start-up
+	 * that fails before taking the lease leaves it as it was; one that fails after taking it from a
+	 * run that died, before fencing that run, leaves it to expire (a live instance claims it and
+	 * fences the dead runs, or the next run does after the expiry); otherwise it releases it.
 	 * @throws DuplicateInstanceException if another running instance holds this instance id
 	 * @throws TandemException if a cluster is unreachable, or an in-doubt transaction cannot be
 	 *     recovered within the commit timeout
@@ -186,6 +189,11 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			throw new IllegalStateException("Manager is " + this.lifecycle);
 		}
 		ProducerInternals.verify();
+		// What can fail without the lease fails before it is taken (a cluster or a database that does not answer,
+		// a database that cannot prepare): a start-up that fails there leaves the lease, and its run history,
+		// exactly as it found them, however often it is retried (issue 26).
+		Set<String> unavailable = ensureMarkerTopics();
+		this.databases.start();
 		try {
 			if (this.guard != null) {
 				this.guard.acquire();
@@ -193,16 +201,16 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			if (this.leases != null) {
 				this.leases.acquire();
 			}
-			Set<String> unavailable = ensureMarkerTopics();
-			this.databases.start();
 			this.recovery.recoverAtStart(this.requireAllClustersAtStart);
 			this.recovery.recoverPreparedBranches(owner());
 			this.pool.start(unavailable, this.requireAllClustersAtStart,
 					(this.leases != null) ? this.leases.previousRuns() : Set.of());
 		}
 		catch (RuntimeException ex) {
-			// A start that failed holds no lease and no heartbeat: a retry need not wait for them.
-			closeInstanceIdentity();
+			// A start that failed holds no heartbeat, and no lease unless it took the lease from a dead run whose
+			// transactions it did not fence: that lease is left to expire, so that a live instance claims it and
+			// fences them, or the next run does (InstanceLeaseKeeper.closeAfterFailedStart).
+			closeInstanceIdentity(false);
 			throw ex;
 		}
 		if (this.leases != null) {
@@ -213,10 +221,19 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 				this.clients.names(), this.databases.names(), this.pool.slotCount());
 	}
 
-	/** Releases the lease and writes the heartbeat tombstone, where this run holds them. */
-	private void closeInstanceIdentity() {
+	/**
+	 * Releases the lease and writes the heartbeat tombstone, where this run holds them; after a
+	 * failed start-up that has not fenced the runs before it, leaves a lease taken from a dead run
+	 * to expire instead.
+	 */
+	private void closeInstanceIdentity(boolean fenced) {
 		if (this.leases != null) {
-			this.leases.close();
+			if (fenced) {
+				this.leases.close();
+			}
+			else {
+				this.leases.closeAfterFailedStart();
+			}
 		}
 		if (this.guard != null) {
 			this.guard.close();
@@ -599,7 +616,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		this.lifecycle = Lifecycle.CLOSED;
 		this.pool.close();
 		this.databases.close();
-		closeInstanceIdentity();
+		closeInstanceIdentity(true);
 		this.inDoubt.close();
 		this.executor.shutdown();
 	}

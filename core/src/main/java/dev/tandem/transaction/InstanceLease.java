@@ -52,8 +52,15 @@ public record InstanceLease(String owner, String idPrefix, String instanceId, St
 	 */
 	public static final long RUN_HISTORY_MS = 60L * 60 * 1000;
 
-	/** Most runs kept in the history (the newest ones). */
-	public static final int MAX_PAST_RUNS = 64;
+	/**
+	 * Most runs kept in the history (the newest ones): 512, so that at the default lease timeout
+	 * (10 s) the hour of {@link #RUN_HISTORY_MS}, not the count, prunes a crash loop's runs. A run
+	 * that took the lease from a dead run and failed before fencing it leaves the lease to expire,
+	 * so such a loop adds at most one run per lease timeout; only lease timeouts below about 7 s
+	 * let the count prune a run that may still have an open transaction. A full history is about
+	 * 25 KB.
+	 */
+	public static final int MAX_PAST_RUNS = 512;
 
 	/**
 	 * A lease without run history (as read from a decision log that keeps none).

@@ -34,9 +34,10 @@ import dev.tandem.text.DurationText;
  * of other instances of the app and has the {@link TransactionRecovery} take them over, and lists the
  * decided-not-completed transactions of every instance of the app, logging a WARN once for each older than the
  * stale-decision age.</li>
- * <li>At a clean close (and when start-up fails), releases the lease, so a restart does not wait;
- * a log with run histories keeps it, marked released, so the next run still fences every run
- * before it.</li>
+ * <li>At a clean close, releases the lease, so a restart does not wait; a log with run histories
+ * keeps it, marked released, so the next run still fences every run before it. A start-up that
+ * failed after taking the lease from a run that died, before fencing it, leaves the lease to
+ * expire instead ({@link #closeAfterFailedStart()}): a released lease is never claimed.</li>
  * </ul>
  * Thread-safe: two daemon threads do the periodic work, one renewing, one taking over and
  * watching, so that a long takeover never delays a renewal.
@@ -80,6 +81,12 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 
 	/** The incarnations seen holding this instance's lease before this run took it; guarded by acquire. */
 	private final Set<String> previousRuns = ConcurrentHashMap.newKeySet();
+
+	/**
+	 * Whether this run found its lease held by another run that neither released it nor was taken
+	 * over (a run that died, whose open transactions nobody fenced yet).
+	 */
+	private volatile boolean tookFromDeadRun;
 
 	/** This run's lease as last renewed (its expiry, by the renewal's command time). */
 	private volatile @Nullable InstanceLease lastRenewed;
@@ -156,6 +163,9 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 			}
 			if (!lease.incarnation().equals(this.incarnation)) {
 				this.previousRuns.add(lease.incarnation());
+				if (!lease.isClaimed()) {
+					this.tookFromDeadRun = true; // held by another run: live (refused below) or dead
+				}
 			}
 			if (lease.isClaimed()) {
 				logger.info("The lease of {} is claimed by {}, which is taking over its transactions; waiting for it to "
@@ -186,6 +196,9 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 	private void rememberPreviousRuns() {
 		for (InstanceLease lease : this.log.leases(this.idPrefix, this.decisionTimeout)) {
 			if (lease.owner().equals(this.owner)) {
+				if (!lease.incarnation().equals(this.incarnation) && !lease.released() && !lease.takenOver()) {
+					this.tookFromDeadRun = true;
+				}
 				for (String run : lease.runsToFence()) {
 					if (!run.equals(this.incarnation)) {
 						this.previousRuns.add(run);
@@ -379,6 +392,29 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 	/** Stops the periodic work without releasing the lease (as a crashed process would). */
 	void abandon() {
 		this.scheduler.shutdownNow();
+	}
+
+	/**
+	 * After a start-up that failed before it fenced the runs before it: when this run took the lease
+	 * from a run that died (neither released nor taken over), stops renewing without releasing, so
+	 * that the lease expires as the dead run's did: a live instance of the app claims it and fences
+	 * every run in its history (this one, the dead run and the runs before it), or the instance's
+	 * next run does after waiting for the expiry. A released lease is never claimed, so releasing it
+	 * would leave the dead run's open transactions (and the last stable offset of their partitions)
+	 * to the brokers' {@code transaction.timeout.ms} if the instance never came back. Otherwise (the
+	 * lease was free, released or taken over: nothing left to fence) releases it, so that a retry
+	 * need not wait.
+	 */
+	void closeAfterFailedStart() {
+		if (this.acquired && this.lostTo == null && this.tookFromDeadRun) {
+			this.scheduler.shutdownNow();
+			logger.warn("Instance {} keeps its lease to expire (in {}) instead of releasing it: its start-up failed before "
+					+ "fencing the open transactions of the runs before it ({}); a live instance of the app claims it and "
+					+ "fences them, or the next run does", this.owner, DurationText.of(this.leaseTimeout),
+					this.previousRuns);
+			return;
+		}
+		close();
 	}
 
 	/** Stops the periodic work and releases the lease, so that a restart need not wait. */

@@ -93,6 +93,9 @@ final class RunSteps {
 			return;
 		}
 		run.previousRuns.add(lease.incarnation());
+		if (!lease.isClaimed()) {
+			run.tookFromDeadRun = true;
+		}
 		InstanceLease first = run.firstSeen;
 		if (lease.isClaimed()) {
 			// waiting for the claimant to finish
@@ -111,6 +114,9 @@ final class RunSteps {
 
 	/** {@code InstanceLeaseKeeper.rememberPreviousRuns}: the holder, and with run histories every run in the history. */
 	private void rememberPreviousRuns(SimulatedRun run, InstanceLease lease) {
+		if (!lease.incarnation().equals(run.incarnation) && !lease.released() && !lease.takenOver()) {
+			run.tookFromDeadRun = true;
+		}
 		java.util.Set<String> runs = this.world.settings.runHistory() ? lease.runsToFence()
 				: java.util.Set.of(lease.incarnation());
 		for (String previous : runs) {
@@ -122,12 +128,15 @@ final class RunSteps {
 
 	/**
 	 * A start-up that fails after the lease was taken (a cluster that does not answer, every cluster
-	 * required): {@code CrossClusterTransactionManager.start} releases the lease; with run histories the log keeps
-	 * it, marked released, else the release removes it.
+	 * required): {@code CrossClusterTransactionManager.start} releases the lease (with run histories the log keeps
+	 * it, marked released, else the release removes it), unless, with run histories, the run took it from a run
+	 * that died: then it leaves the lease to expire ({@code InstanceLeaseKeeper.closeAfterFailedStart}).
 	 */
 	private void failStartUp(SimulatedRun run) {
-		this.world.table.releaseLease(
-				new Operation.ReleaseLease(run.owner, run.incarnation, this.world.settings.runHistory()), this.world.now);
+		if (!(this.world.settings.runHistory() && run.tookFromDeadRun)) {
+			this.world.table.releaseLease(
+					new Operation.ReleaseLease(run.owner, run.incarnation, this.world.settings.runHistory()), this.world.now);
+		}
 		run.phase = Phase.FAILED;
 		run.producers.clear();
 		this.world.down.put(run.incarnation, this.world.step);

@@ -134,6 +134,9 @@ final class SimulatedRun {
 	 */
 	final Set<String> previousRuns = new LinkedHashSet<>();
 
+	/** InstanceLeaseKeeper.tookFromDeadRun: a holder seen that neither released the lease nor was taken over. */
+	boolean tookFromDeadRun;
+
 	/** The world's step at which this run took its lease, or -1. */
 	long acquiredAtStep = -1;
 
