@@ -3,9 +3,13 @@ package dev.tandem.coordinator;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -34,7 +38,13 @@ import org.slf4j.LoggerFactory;
  * Decisions survive restarts: starting again on the same data directory loads the latest
  * snapshot and replays the log after it. The peer reuses the port it had before when that
  * port is free (it is kept in {@value #PORT_FILE} in the data directory), else it takes a free
- * one. Only one process may use a data directory at a time.
+ * one. Only one coordinator may use a data directory at a time: {@link Builder#start()} takes an
+ * exclusive lock on {@value #LOCK_FILE} in it first (an operating-system file lock, released when
+ * the coordinator closes or its process dies, {@code kill -9} included) and fails at once with an
+ * {@link IOException} naming the directory when another process, or another coordinator of this
+ * JVM, holds it; before the lock, a second app instance on the same directory reached Ratis,
+ * which retried its own storage lock for seconds, failed the start-up and left a non-daemon
+ * thread behind that kept the failed app's JVM running.
  * <p>
  * Thread-safe.
  *
@@ -48,6 +58,11 @@ public final class EmbeddedCoordinator implements AutoCloseable {
 	public static final String PORT_FILE = "embedded-peer.port";
 
 	/**
+	 * Name of the file in the data directory that a running coordinator holds locked.
+	 */
+	public static final String LOCK_FILE = "embedded-coordinator.lock";
+
+	/**
 	 * Peer id of the embedded peer.
 	 */
 	public static final String PEER_ID = "embedded";
@@ -58,9 +73,12 @@ public final class EmbeddedCoordinator implements AutoCloseable {
 
 	private final RatisDecisionLog decisionLog;
 
-	private EmbeddedCoordinator(CoordinatorServer server, RatisDecisionLog decisionLog) {
+	private final DirectoryLock lock;
+
+	private EmbeddedCoordinator(CoordinatorServer server, RatisDecisionLog decisionLog, DirectoryLock lock) {
 		this.server = server;
 		this.decisionLog = decisionLog;
+		this.lock = lock;
 	}
 
 	/**
@@ -102,7 +120,8 @@ public final class EmbeddedCoordinator implements AutoCloseable {
 	}
 
 	/**
-	 * Closes the decision log (flushing queued completions), then the peer. Idempotent.
+	 * Closes the decision log (flushing queued completions), then the peer, then releases the
+	 * data directory's lock. Idempotent.
 	 */
 	@Override
 	public void close() {
@@ -110,8 +129,70 @@ public final class EmbeddedCoordinator implements AutoCloseable {
 			this.decisionLog.close();
 		}
 		finally {
-			this.server.close();
+			try {
+				this.server.close();
+			}
+			finally {
+				this.lock.close();
+			}
 		}
+	}
+
+	/** The exclusive lock on a data directory's {@value #LOCK_FILE}, held while a coordinator runs. */
+	private static final class DirectoryLock implements AutoCloseable {
+
+		private final FileChannel channel;
+
+		private final FileLock lock;
+
+		private DirectoryLock(FileChannel channel, FileLock lock) {
+			this.channel = channel;
+			this.lock = lock;
+		}
+
+		/**
+		 * Locks a data directory.
+		 * @throws IOException if another process or another coordinator of this JVM holds it, or
+		 *     the lock file cannot be written
+		 */
+		static DirectoryLock of(Path dataDir) throws IOException {
+			Path file = dataDir.resolve(LOCK_FILE);
+			FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+			FileLock lock;
+			try {
+				lock = channel.tryLock();
+			}
+			catch (OverlappingFileLockException ex) {
+				lock = null; // another coordinator of this JVM
+			}
+			catch (IOException | RuntimeException ex) {
+				channel.close();
+				throw ex;
+			}
+			if (lock == null) {
+				channel.close();
+				throw new IOException("the data directory " + dataDir + " is in use by another embedded coordinator (another "
+						+ "process, or another coordinator of this JVM, holds " + file + ")");
+			}
+			return new DirectoryLock(channel, lock);
+		}
+
+		@Override
+		public void close() {
+			try {
+				this.lock.release();
+			}
+			catch (IOException ex) {
+				logger.debug("Could not release {}: {}", LOCK_FILE, ex.toString());
+			}
+			try {
+				this.channel.close();
+			}
+			catch (IOException ex) {
+				logger.debug("Could not close {}: {}", LOCK_FILE, ex.toString());
+			}
+		}
+
 	}
 
 	/**
@@ -174,14 +255,23 @@ public final class EmbeddedCoordinator implements AutoCloseable {
 		/**
 		 * Starts the peer, waits until it is a ready leader, and connects a decision log.
 		 * @return the running coordinator
-		 * @throws IOException if the data directory cannot be used or no port can be bound
+		 * @throws IOException if the data directory cannot be used (another coordinator holds it:
+		 *     see the class javadoc) or no port can be bound
 		 * @throws TimeoutException if the peer does not lead within the start timeout
 		 * @throws InterruptedException if interrupted while waiting
 		 */
 		public EmbeddedCoordinator start() throws IOException, TimeoutException, InterruptedException {
 			Files.createDirectories(this.dataDir);
+			DirectoryLock lock = DirectoryLock.of(this.dataDir);
 			long startNanos = System.nanoTime();
-			CoordinatorServer server = startServer();
+			CoordinatorServer server;
+			try {
+				server = startServer();
+			}
+			catch (IOException | RuntimeException ex) {
+				lock.close();
+				throw ex;
+			}
 			try {
 				server.awaitLeader(this.startTimeout);
 				RatisDecisionLogBuilder client = RatisDecisionLog.builder(server.group());
@@ -194,10 +284,15 @@ public final class EmbeddedCoordinator implements AutoCloseable {
 				logger.info("Embedded coordinator serving on {} from {} after {} ms (snapshot index {}, {} records)",
 						server.group().peers().get(PEER_ID), this.dataDir, (System.nanoTime() - startNanos) / 1_000_000,
 						server.stateMachine().loadedSnapshotIndex(), server.stateMachine().counts().total());
-				return new EmbeddedCoordinator(server, decisionLog);
+				return new EmbeddedCoordinator(server, decisionLog, lock);
 			}
 			catch (TimeoutException | InterruptedException | RuntimeException ex) {
-				server.close();
+				try {
+					server.close();
+				}
+				finally {
+					lock.close();
+				}
 				throw ex;
 			}
 		}
