@@ -72,13 +72,12 @@ class FailedStartBreakerTests extends LeaseTrials {
 	 * killed with an undecided transaction open; its restart B fails after taking the lease from A
 	 * (the decision log fails recovery's read) and is closed; the instance never comes back; a
 	 * survivor runs. The failed start-up left the lease to expire; the close must not release it
-	 * (a released lease is never claimed), so the survivor claims it and fences A.
+	 * (a released lease is never claimed), so the survivor claims it and fences A. Found by this
+	 * trial: the close released it (the survivor never fenced A; its transaction pinned the readers
+	 * until the transaction timeout); since then a failed start-up is final and close() leaves the
+	 * lease as the failure left it.
 	 */
 	@Test
-	@Disabled("bug: close() after a start-up that failed after the take releases the lease the failed start-up left "
-			+ "to expire (released true after the close); a released lease is never claimed, so the survivor never "
-			+ "fenced A and its transaction pinned the readers past 21.5 s after the survivor started (only the 5 "
-			+ "min transaction timeout ends it)")
 	void aFailedStartUpItsCallerClosesStillLeavesTheDeadRunToASurvivor() throws Exception {
 		String runA = runKilledAfterPrepare("closed", builder("closed", ProtocolHook.NONE), "A");
 		CrossClusterTransactionManager failing = builder("closed", ProtocolHook.NONE)
@@ -173,12 +172,11 @@ class FailedStartBreakerTests extends LeaseTrials {
 	 * {@code NoClassDefFoundError} in the database branches' recovery, an {@code OutOfMemoryError}).
 	 * The lease, renewed since the take, must stop being renewed: a lease renewed by a run that never
 	 * started looks alive forever (no survivor claims it, every restart in the same JVM is refused
-	 * as a duplicate).
+	 * as a duplicate). Found by this trial: start() caught RuntimeException only, and the lease was
+	 * still renewed four lease timeouts after the failure; since then an Error fails the start-up
+	 * as an exception does.
 	 */
 	@Test
-	@Disabled("bug: start() catches RuntimeException only: after a NoClassDefFoundError in recovery (after the "
-			+ "take) the lease keeper still renewed the lease 6.0 s (4 lease timeouts) later; no survivor claims a "
-			+ "renewed lease, and a restart in the same JVM is refused as a duplicate")
 	void aStartUpFailingWithAnErrorAfterTheTakeStopsRenewingTheLease() throws Exception {
 		CrossClusterTransactionManager failing = builder("error", ProtocolHook.NONE)
 			.decisionLog(recoveryFailing(() -> {
@@ -217,12 +215,11 @@ class FailedStartBreakerTests extends LeaseTrials {
 	 * Trial 6: the caller retries {@code start()} on the manager whose start-up failed after the
 	 * take (recovery's read fails once, then works). Either the retry starts and fences the dead run
 	 * A, or it is refused with an {@link IllegalStateException} that says why (a new manager is
-	 * needed); never an error that names something else.
+	 * needed); never an error that names something else. Found by this trial: the retry took the
+	 * lease again and threw RejectedExecutionException from the lease keeper's scheduler; since
+	 * then the retry is refused before it touches the lease.
 	 */
 	@Test
-	@Disabled("bug: a second start() on the manager whose start-up failed after the take took the lease again and "
-			+ "threw RejectedExecutionException (the lease keeper's scheduler, shut down by the failed start-up): "
-			+ "nothing names the cause or what to do")
 	void retryingTheStartOfAManagerWhoseStartUpFailedAfterTheTakeStartsItOrSaysWhyNot() throws Exception {
 		String runA = runKilledAfterPrepare("again", builder("again", ProtocolHook.NONE), "A");
 		AtomicInteger reads = new AtomicInteger();
