@@ -488,4 +488,71 @@ class FailedStartBreakerTests extends LeaseTrials {
 		}
 	}
 
+	/**
+	 * Trial 12: the instance restarts while a survivor's takeover of its dead run does not finish
+	 * (the takeover's "taken over" write is held longer than the restart waits). The restart must
+	 * neither hang nor take the claimed lease: it fails after at most two lease timeouts plus the
+	 * decision timeout, naming the claimant; the lease stays claimed; once the takeover finishes a
+	 * restart starts and A stays fenced. Seen before the message named the claim: the restart gave
+	 * up after 8.1 s saying the lease "was not free within 3s", the claimant only inside the lease's
+	 * string.
+	 */
+	@Test
+	void aRestartWaitingOnATakeoverThatDoesNotFinishFailsNamingTheClaimantAndTheNextRestartStarts()
+			throws Exception {
+		String runA = runKilledAfterPrepare("held", builder("held", ProtocolHook.NONE), "A");
+		String owner = this.topic + ".held";
+		CountDownLatch takeoverHeld = new CountDownLatch(1);
+		DecisionLog heldTakeover = new ForwardingDecisionLog(log()) {
+			@Override
+			public void releaseLease(String leaseOwner, String by, Duration timeout) {
+				if (leaseOwner.equals(owner)) {
+					try {
+						takeoverHeld.await(60, TimeUnit.SECONDS);
+					}
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+					}
+				}
+				super.releaseLease(leaseOwner, by, timeout);
+			}
+
+			@Override
+			public void close() {
+				// the shared log stays open
+			}
+		};
+		try {
+			started(builder("survivor", ProtocolHook.NONE).decisionLog(heldTakeover));
+			await().atMost(LEASE.multipliedBy(4).plusSeconds(5)).until(() -> lease("held").isClaimed());
+			CrossClusterTransactionManager restart = builder("held", ProtocolHook.NONE).build();
+			this.managers.add(restart);
+			long restartMs = System.currentTimeMillis();
+			Throwable refused = catchThrowable(restart::start);
+			long waitedMs = System.currentTimeMillis() - restartMs;
+			long limitMs = LEASE.multipliedBy(2)
+				.plus(dev.tandem.transaction.CrossClusterTransactionManagerBuilder.DEFAULT_DECISION_TIMEOUT)
+				.toMillis();
+			System.out.printf("[brk26] held: the restart gave up after %d ms (limit %d ms): %s%n", waitedMs, limitMs,
+					refused);
+			assertThat(refused).isInstanceOf(TandemException.class)
+				.hasMessageContaining("claimed by " + this.topic + ".survivor")
+				.hasMessageContaining("not free within " + dev.tandem.text.DurationText.of(Duration.ofMillis(limitMs)));
+			assertThat(waitedMs).isLessThan(limitMs + LEASE.toMillis());
+			assertThat(lease("held").isClaimed()).isTrue();
+			assertThat(lease("held").takenOver()).isFalse();
+		}
+		finally {
+			takeoverHeld.countDown();
+		}
+		await().atMost(QUICK).until(() -> lease("held").takenOver());
+		long startedMs = System.currentTimeMillis();
+		started(builder("held", ProtocolHook.NONE));
+		System.out.printf("[brk26] held: once taken over the next restart started in %d ms%n",
+				System.currentTimeMillis() - startedMs);
+		commitAfter("east", "after-east");
+		commitAfter("west", "after-west");
+		assertDeadRunFencedWithin(RESUMES_WITHIN, runA, startedMs);
+	}
+
 }
