@@ -299,6 +299,17 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		return unavailable;
 	}
 
+	/** Throws unless the manager is running, saying what to do. */
+	private void requireRunning() {
+		if (this.lifecycle == Lifecycle.START_FAILED) {
+			throw new IllegalStateException("Manager " + owner() + " is not running: its start-up failed; build a new "
+					+ "manager and start it");
+		}
+		if (this.lifecycle != Lifecycle.RUNNING) {
+			throw new IllegalStateException("Manager is " + this.lifecycle + "; call start() first");
+		}
+	}
+
 	/**
 	 * Begins a cross-cluster transaction, waiting for a free slot up to the commit timeout.
 	 * @return the transaction
@@ -306,9 +317,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	 * @throws TandemException if no slot became free in time
 	 */
 	public CrossClusterTransaction begin() {
-		if (this.lifecycle != Lifecycle.RUNNING) {
-			throw new IllegalStateException("Manager is " + this.lifecycle + "; call start() first");
-		}
+		requireRunning();
 		String duplicate = (this.guard != null) ? this.guard.duplicateOf() : null;
 		if (duplicate != null) {
 			throw new DuplicateInstanceException(owner(), "Another running instance (incarnation " + duplicate
@@ -352,9 +361,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 					+ ": each transaction in flight needs its own slot; raise the slots (tandem.transaction.slots) or "
 					+ "lower the depth");
 		}
-		if (this.lifecycle != Lifecycle.RUNNING) {
-			throw new IllegalStateException("Manager is " + this.lifecycle + "; call start() first");
-		}
+		requireRunning();
 		return new TransactionPipeline(this, depth, this.commitTimeout);
 	}
 
