@@ -17,7 +17,7 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
  * {@code /actuator/coordinatorowners}: every owner ({@code <id-prefix>.<instance-id>}) with a
  * record in this peer's replica of the decision table, with its records per state and the
  * decision time of its oldest in-doubt transaction, and every instance lease: who is alive, until
- * when, and who took over whom. A read of this peer's replica: a follower may lag the leader by a
+ * when, who took over whom, and the runs before the holder (the run history). A read of this peer's replica: a follower may lag the leader by a
  * few entries.
  *
  * @since 0.1.0
@@ -46,7 +46,11 @@ public class CoordinatorOwnersEndpoint {
 			.read((table) -> table.leases()
 				.stream()
 				.map((lease) -> new LeaseDescriptor(lease.owner(), lease.incarnation(),
-						Instant.ofEpochMilli(lease.expiresAtMs()), lease.claimedBy(), lease.takenOver()))
+						Instant.ofEpochMilli(lease.expiresAtMs()), lease.claimedBy(), lease.takenOver(), lease.released(),
+						lease.pastRuns()
+							.stream()
+							.map((run) -> new PastRunDescriptor(run.incarnation(), Instant.ofEpochMilli(run.leftAtMs())))
+							.toList()))
 				.toList());
 		this.server.stateMachine().read((table) -> {
 			for (TransactionRecord record : table.records()) {
@@ -97,10 +101,26 @@ public class CoordinatorOwnersEndpoint {
 	 * @param expiresAt when it expires unless renewed (the leader's clock)
 	 * @param claimedBy the instance that took it for dead and claimed it, or {@code null}
 	 * @param takenOver whether that claimant finished taking over its transactions
+	 * @param released whether its run released it (a clean close, or a start-up that failed with
+	 *     nothing left to fence): the next run takes it at once, and nobody claims it
+	 * @param pastRuns the runs that held it before {@code incarnation}, oldest first (the lease's run
+	 *     history, issue 26: a restart or a claimant fences every one of them)
 	 * @since 0.1.0
 	 */
 	public record LeaseDescriptor(String owner, String incarnation, Instant expiresAt, @Nullable String claimedBy,
-			boolean takenOver) {
+			boolean takenOver, boolean released, List<PastRunDescriptor> pastRuns) {
+
+	}
+
+	/**
+	 * One run in a lease's history.
+	 *
+	 * @param incarnation the run
+	 * @param leftAt when it stopped holding the lease (its last expiry, or its release; the
+	 *     leader's clock)
+	 * @since 0.1.0
+	 */
+	public record PastRunDescriptor(String incarnation, Instant leftAt) {
 
 	}
 

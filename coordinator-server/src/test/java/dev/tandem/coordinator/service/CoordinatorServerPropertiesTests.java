@@ -231,6 +231,9 @@ class CoordinatorServerPropertiesTests {
 							Duration.ofSeconds(10)))
 						.isInstanceOf(CoordinatorAccessDeniedException.class);
 					client.renewLease("orders", "router-0", "run-1", Duration.ofMinutes(1), Duration.ofSeconds(10));
+					// a clean close, then the next run: run-1 joins the lease's run history
+					client.releaseLease("orders.router-0", "run-1", Duration.ofSeconds(10));
+					client.renewLease("orders", "router-0", "run-2", Duration.ofMinutes(1), Duration.ofSeconds(10));
 					assertThatThrownBy(() -> client.renewLease("orders", "router-1", "run-1", Duration.ofMinutes(1),
 							Duration.ofSeconds(10)))
 						.hasMessageContaining("tandem.coordinator.server.quotas.max-leases");
@@ -247,8 +250,12 @@ class CoordinatorServerPropertiesTests {
 				assertThat(owners.owners().get(1).aborted()).isEqualTo(1);
 				assertThat(owners.leases()).singleElement()
 					.satisfies((lease) -> assertThat(lease.owner()).isEqualTo("orders.router-0"))
-					.satisfies((lease) -> assertThat(lease.incarnation()).isEqualTo("run-1"))
-					.satisfies((lease) -> assertThat(lease.claimedBy()).isNull());
+					.satisfies((lease) -> assertThat(lease.incarnation()).isEqualTo("run-2"))
+					.satisfies((lease) -> assertThat(lease.claimedBy()).isNull())
+					.satisfies((lease) -> assertThat(lease.released()).isFalse())
+					.satisfies((lease) -> assertThat(lease.pastRuns())
+						.extracting(CoordinatorOwnersEndpoint.PastRunDescriptor::incarnation)
+						.containsExactly("run-1"));
 				CoordinatorTransactionsEndpoint transactions = context.getBean(CoordinatorTransactionsEndpoint.class);
 				assertThat(transactions.transactions(null, "decided", "1h", null).transactions())
 					.extracting(CoordinatorTransactionsEndpoint.TransactionDescriptor::transactionId)
