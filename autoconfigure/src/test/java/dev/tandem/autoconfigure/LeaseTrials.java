@@ -34,7 +34,11 @@ import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransaction;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
+import dev.tandem.transaction.Decision;
+import dev.tandem.transaction.DecisionLog;
+import dev.tandem.transaction.DecisionLogException;
 import dev.tandem.transaction.DecisionState;
+import dev.tandem.transaction.ForwardingDecisionLog;
 import dev.tandem.transaction.InstanceLease;
 import dev.tandem.transaction.ProtocolHook;
 import dev.tandem.transaction.ProtocolStep;
@@ -157,6 +161,111 @@ abstract class LeaseTrials {
 			}
 			producer.commitTransaction();
 		}
+	}
+
+	/** A run killed after prepare: one undecided transaction open on both clusters; its run id. */
+	String runKilledAfterPrepare(String instanceId, CrossClusterTransactionManagerBuilder builder, String tag)
+			throws Exception {
+		CrossClusterTransactionManager doomed = started(builder.protocolHook(crashAt(ProtocolStep.AFTER_PREPARE)));
+		String runId = holder(instanceId);
+		CrossClusterTransaction txn = doomed.begin();
+		for (int i = 0; i < 3; i++) {
+			txn.send("east", new ProducerRecord<>(this.topic, "k" + i, tag + "-east-" + i), STRING, STRING);
+			txn.send("west", new ProducerRecord<>(this.topic, "k" + i, tag + "-west-" + i), STRING, STRING);
+		}
+		assertThat(catchThrowable(txn::commit)).isInstanceOf(ProtocolHook.SimulatedCrashException.class);
+		doomed.abandon(); // kill -9: the transaction stays open on both clusters, the lease unreleased
+		assertThat(open("east")).anyMatch((id) -> id.endsWith(runId));
+		assertThat(open("west")).anyMatch((id) -> id.endsWith(runId));
+		return runId;
+	}
+
+	/** What InstanceLeaseKeeper.acquire() does once the lease is free; the run then dies (kill -9). */
+	String takeAndDie(String instanceId) {
+		return takeAndDie(instanceId, LEASE);
+	}
+
+	/** {@link #takeAndDie(String)} with a lease of the given timeout. */
+	String takeAndDie(String instanceId, Duration leaseTimeout) {
+		String run = UUID.randomUUID().toString();
+		await().atMost(leaseTimeout.multipliedBy(4).plusSeconds(5))
+			.pollDelay(Duration.ZERO)
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> log()
+			.renewLease(this.topic, instanceId, run, leaseTimeout, Duration.ofSeconds(5))
+			.isHeldBy(run));
+		return run;
+	}
+
+	InstanceLease lease(String instanceId) throws Exception {
+		String owner = this.topic + "." + instanceId;
+		return log().leases(this.topic, Duration.ofSeconds(5))
+			.stream()
+			.filter((lease) -> lease.owner().equals(owner))
+			.findFirst()
+			.orElseThrow();
+	}
+
+	String holder(String instanceId) throws Exception {
+		return lease(instanceId).incarnation();
+	}
+
+	/** The committed values of the topic, or an exception while the last stable offset is pinned. */
+	List<String> committed(String cluster, Duration wait) {
+		return ReadCommitted.records(kafka.cluster(cluster).bootstrapServers(), this.topic, wait)
+			.stream()
+			.map((record) -> new String(record.value(), StandardCharsets.UTF_8))
+			.toList();
+	}
+
+	/** Whether all three records committed after the dead run are visible (no partition pinned). */
+	boolean readersMovedOn(String cluster) {
+		try {
+			return committed(cluster, Duration.ofSeconds(2)).stream().filter(("after-" + cluster)::equals).count() == 3;
+		}
+		catch (RuntimeException ex) {
+			return false;
+		}
+	}
+
+	List<String> openOf(String cluster, String runId) throws Exception {
+		return open(cluster).stream().filter((id) -> id.endsWith("." + runId)).toList();
+	}
+
+	/**
+	 * The shared decision log, except that the start-up recovery's read of the instance's in-doubt
+	 * transactions (the first step after the lease is taken) runs {@code failure}, which throws.
+	 */
+	static DecisionLog recoveryFailing(Runnable failure) {
+		return new ForwardingDecisionLog(log()) {
+			@Override
+			public List<Decision> inDoubt(String owner, Duration timeout) {
+				failure.run();
+				throw new IllegalStateException("the injected failure did not throw");
+			}
+
+			@Override
+			public void close() {
+				// the shared log stays open
+			}
+		};
+	}
+
+	/**
+	 * A real start-up that fails after taking the lease: the decision log fails the start-up
+	 * recovery's read of the instance's in-doubt transactions. Returns the run that took the lease.
+	 */
+	String startUpFailingAfterTheTake(String instanceId) throws Exception {
+		DecisionLog failingRecovery = recoveryFailing(() -> {
+			throw new DecisionLogException("recovery's read failed (injected)");
+		});
+		String previous = holder(instanceId);
+		CrossClusterTransactionManager failing = builder(instanceId, ProtocolHook.NONE).decisionLog(failingRecovery)
+			.build();
+		assertThat(catchThrowable(failing::start)).isInstanceOf(DecisionLogException.class);
+		String run = holder(instanceId);
+		assertThat(run).isNotEqualTo(previous);
+		return run;
 	}
 
 	List<String> open(String cluster) throws Exception {

@@ -1,28 +1,18 @@
 package dev.tandem.autoconfigure;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 
-import dev.tandem.test.ReadCommitted;
-import dev.tandem.transaction.CrossClusterTransaction;
 import dev.tandem.transaction.CrossClusterTransactionManager;
 import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
-import dev.tandem.transaction.Decision;
-import dev.tandem.transaction.DecisionLog;
-import dev.tandem.transaction.DecisionLogException;
-import dev.tandem.transaction.ForwardingDecisionLog;
 import dev.tandem.transaction.InstanceLease;
 import dev.tandem.transaction.ProtocolHook;
-import dev.tandem.transaction.ProtocolStep;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
@@ -41,45 +31,6 @@ class RunHistoryBreakerTests extends LeaseTrials {
 	@Override
 	String topicPrefix() {
 		return "h-";
-	}
-
-	/** A run killed after prepare: one undecided transaction open on both clusters; its run id. */
-	private String runKilledAfterPrepare(String instanceId, CrossClusterTransactionManagerBuilder builder, String tag)
-			throws Exception {
-		CrossClusterTransactionManager doomed = started(builder.protocolHook(crashAt(ProtocolStep.AFTER_PREPARE)));
-		String runId = holder(instanceId);
-		CrossClusterTransaction txn = doomed.begin();
-		for (int i = 0; i < 3; i++) {
-			txn.send("east", new ProducerRecord<>(this.topic, "k" + i, tag + "-east-" + i), STRING, STRING);
-			txn.send("west", new ProducerRecord<>(this.topic, "k" + i, tag + "-west-" + i), STRING, STRING);
-		}
-		assertThat(catchThrowable(txn::commit)).isInstanceOf(ProtocolHook.SimulatedCrashException.class);
-		doomed.abandon(); // kill -9: the transaction stays open on both clusters, the lease unreleased
-		assertThat(open("east")).anyMatch((id) -> id.endsWith(runId));
-		assertThat(open("west")).anyMatch((id) -> id.endsWith(runId));
-		return runId;
-	}
-
-	private InstanceLease lease(String instanceId) throws Exception {
-		String owner = this.topic + "." + instanceId;
-		return log().leases(this.topic, Duration.ofSeconds(5))
-			.stream()
-			.filter((lease) -> lease.owner().equals(owner))
-			.findFirst()
-			.orElseThrow();
-	}
-
-	private String holder(String instanceId) throws Exception {
-		return lease(instanceId).incarnation();
-	}
-
-	/** What InstanceLeaseKeeper.acquire() does once the lease is free; the run then dies (kill -9). */
-	private String takeAndDie(String instanceId) {
-		String run = UUID.randomUUID().toString();
-		await().atMost(LEASE.multipliedBy(4)).until(() -> log()
-			.renewLease(this.topic, instanceId, run, LEASE, Duration.ofSeconds(5))
-			.isHeldBy(run));
-		return run;
 	}
 
 	/** A start-up that fails after taking the lease and before fencing anything: it releases the lease. */
@@ -101,29 +52,6 @@ class RunHistoryBreakerTests extends LeaseTrials {
 			.requireAllClustersAtStart(true)
 			.build();
 		assertThat(catchThrowable(failing::start)).isNotNull();
-	}
-
-	/** The committed values of the topic, or an exception while the last stable offset is pinned. */
-	private List<String> committed(String cluster, Duration wait) {
-		return ReadCommitted.records(kafka.cluster(cluster).bootstrapServers(), this.topic, wait)
-			.stream()
-			.map((record) -> new String(record.value(), StandardCharsets.UTF_8))
-			.toList();
-	}
-
-	/** A record committed by an independent producer after the dead run's transaction, on every partition. */
-	/** Whether all three records committed after the dead run are visible (no partition pinned). */
-	private boolean readersMovedOn(String cluster) {
-		try {
-			return committed(cluster, Duration.ofSeconds(2)).stream().filter(("after-" + cluster)::equals).count() == 3;
-		}
-		catch (RuntimeException ex) {
-			return false;
-		}
-	}
-
-	private List<String> openOf(String cluster, String runId) throws Exception {
-		return open(cluster).stream().filter((id) -> id.endsWith("." + runId)).toList();
 	}
 
 	/**
@@ -207,31 +135,6 @@ class RunHistoryBreakerTests extends LeaseTrials {
 		assertThat(movedOn).isTrue();
 		assertThat(openOf("east", runA)).isEmpty();
 		assertThat(openOf("west", runA)).isEmpty();
-	}
-
-	/**
-	 * A real start-up that fails after taking the lease: the decision log fails the start-up
-	 * recovery's read of the instance's in-doubt transactions. Returns the run that took the lease.
-	 */
-	private String startUpFailingAfterTheTake(String instanceId) throws Exception {
-		DecisionLog failingRecovery = new ForwardingDecisionLog(log()) {
-			@Override
-			public List<Decision> inDoubt(String owner, Duration timeout) {
-				throw new DecisionLogException("recovery's read failed (injected)");
-			}
-
-			@Override
-			public void close() {
-				// the shared log stays open
-			}
-		};
-		String previous = holder(instanceId);
-		CrossClusterTransactionManager failing = builder(instanceId, ProtocolHook.NONE).decisionLog(failingRecovery)
-			.build();
-		assertThat(catchThrowable(failing::start)).isInstanceOf(DecisionLogException.class);
-		String run = holder(instanceId);
-		assertThat(run).isNotEqualTo(previous);
-		return run;
 	}
 
 	private boolean readersMovedOnWithin(Duration within) {

@@ -53,7 +53,16 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	public static final String DEFAULT_MARKER_TOPIC = "tandem-markers";
 
 	private enum Lifecycle {
-		NEW, RUNNING, CLOSED
+		/** Built; {@link #start()} not called yet, or failed before it took the lease (it may be called again). */
+		NEW,
+		RUNNING,
+		/**
+		 * {@link #start()} failed after it took (or tried to take) the lease: the lease is released or left to
+		 * expire as the failure requires, and this manager never starts; {@link #close()} frees its resources
+		 * without touching the lease.
+		 */
+		START_FAILED,
+		CLOSED
 	}
 
 	private final ClusterClients clients;
@@ -176,15 +185,23 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	 * renews the lease and takes over expired instances of the app in the background. A start-up
 	 * that fails before taking the lease leaves it as it was; one that fails after taking it from a
 	 * run that died, before fencing that run, leaves it to expire (a live instance claims it and
-	 * fences the dead runs, or the next run does after the expiry); otherwise it releases it.
+	 * fences the dead runs, or the next run does after the expiry); otherwise it releases it. A
+	 * start-up that failed before taking the lease may be retried on this manager; one that failed
+	 * after (also with an {@link Error}) is final: build a new manager, and {@link #close()} this one
+	 * (which then leaves the lease as the failure left it).
 	 * @throws DuplicateInstanceException if another running instance holds this instance id
 	 * @throws TandemException if a cluster is unreachable, or an in-doubt transaction cannot be
 	 *     recovered within the commit timeout
 	 * @throws HeuristicOutcomeException never: heuristic outcomes found by recovery are reported
 	 *     to the listener and logged at ERROR
-	 * @throws IllegalStateException if already started or closed
+	 * @throws IllegalStateException if already started or closed, or if an earlier start-up of
+	 *     this manager failed after taking the lease
 	 */
 	public synchronized void start() {
+		if (this.lifecycle == Lifecycle.START_FAILED) {
+			throw new IllegalStateException("Manager " + owner() + " cannot start: its start-up failed after it took "
+					+ "the instance's lease, which it then released or left to expire; build a new manager to start again");
+		}
 		if (this.lifecycle != Lifecycle.NEW) {
 			throw new IllegalStateException("Manager is " + this.lifecycle);
 		}
@@ -206,10 +223,13 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			this.pool.start(unavailable, this.requireAllClustersAtStart,
 					(this.leases != null) ? this.leases.previousRuns() : Set.of());
 		}
-		catch (RuntimeException ex) {
+		catch (RuntimeException | Error ex) {
 			// A start that failed holds no heartbeat, and no lease unless it took the lease from a dead run whose
 			// transactions it did not fence: that lease is left to expire, so that a live instance claims it and
-			// fences them, or the next run does (InstanceLeaseKeeper.closeAfterFailedStart).
+			// fences them, or the next run does (InstanceLeaseKeeper.closeAfterFailedStart). An Error too (a
+			// driver's NoClassDefFoundError in the branches' recovery): a lease renewed on would look alive forever.
+			// Final: a later close() must not release a lease left to expire, and the keeper cannot acquire again.
+			this.lifecycle = Lifecycle.START_FAILED;
 			closeInstanceIdentity(false);
 			throw ex;
 		}
@@ -279,6 +299,17 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		return unavailable;
 	}
 
+	/** Throws unless the manager is running, saying what to do. */
+	private void requireRunning() {
+		if (this.lifecycle == Lifecycle.START_FAILED) {
+			throw new IllegalStateException("Manager " + owner() + " is not running: its start-up failed; build a new "
+					+ "manager and start it");
+		}
+		if (this.lifecycle != Lifecycle.RUNNING) {
+			throw new IllegalStateException("Manager is " + this.lifecycle + "; call start() first");
+		}
+	}
+
 	/**
 	 * Begins a cross-cluster transaction, waiting for a free slot up to the commit timeout.
 	 * @return the transaction
@@ -286,9 +317,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	 * @throws TandemException if no slot became free in time
 	 */
 	public CrossClusterTransaction begin() {
-		if (this.lifecycle != Lifecycle.RUNNING) {
-			throw new IllegalStateException("Manager is " + this.lifecycle + "; call start() first");
-		}
+		requireRunning();
 		String duplicate = (this.guard != null) ? this.guard.duplicateOf() : null;
 		if (duplicate != null) {
 			throw new DuplicateInstanceException(owner(), "Another running instance (incarnation " + duplicate
@@ -332,9 +361,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 					+ ": each transaction in flight needs its own slot; raise the slots (tandem.transaction.slots) or "
 					+ "lower the depth");
 		}
-		if (this.lifecycle != Lifecycle.RUNNING) {
-			throw new IllegalStateException("Manager is " + this.lifecycle + "; call start() first");
-		}
+		requireRunning();
 		return new TransactionPipeline(this, depth, this.commitTimeout);
 	}
 
@@ -605,18 +632,25 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	}
 
 	/**
-	 * Closes every producer gracefully (an open transaction is aborted). Does not close the
-	 * decision log, which the caller owns. Idempotent.
+	 * Closes every producer gracefully (an open transaction is aborted) and releases the lease.
+	 * After a start-up that failed once it took the lease, frees what the start-up created and
+	 * leaves the lease as the failure left it (released, or left to expire so that a live instance
+	 * claims it). Does not close the decision log, which the caller owns. Idempotent.
 	 */
 	@Override
 	public synchronized void close() {
 		if (this.lifecycle == Lifecycle.CLOSED) {
 			return;
 		}
+		boolean startFailed = this.lifecycle == Lifecycle.START_FAILED;
 		this.lifecycle = Lifecycle.CLOSED;
 		this.pool.close();
 		this.databases.close();
-		closeInstanceIdentity(true);
+		if (!startFailed) {
+			// after a failed start-up the lease is released or left to expire already: releasing it here would
+			// hide the dead runs a failed start-up left to a survivor (a released lease is never claimed)
+			closeInstanceIdentity(true);
+		}
 		this.inDoubt.close();
 		this.executor.shutdown();
 	}

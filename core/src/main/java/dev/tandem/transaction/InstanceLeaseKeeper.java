@@ -134,7 +134,8 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 	 * Takes this instance's lease, waiting for a previous run's lease to expire.
 	 * @throws DuplicateInstanceException if a running instance renews the lease meanwhile
 	 * @throws TandemException if the lease stays claimed by a claimant longer than two lease
-	 *     timeouts, or the wait is interrupted
+	 *     timeouts and the decision timeout (the message names the claimant), or the wait is
+	 *     interrupted
 	 * @throws DecisionLogException if the decision log cannot be reached
 	 */
 	void acquire() {
@@ -184,8 +185,11 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 						+ "). Every running instance needs its own instance id.");
 			}
 			if (this.clock.getAsLong() > deadline) {
+				String why = lease.isClaimed() ? "it is claimed by " + lease.claimedBy() + ", a live instance of the app "
+						+ "that has not finished taking over the transactions of the run before this one; start again once "
+						+ "it has (" + lease + ")" : lease.toString();
 				throw new TandemException("The lease of " + this.owner + " was not free within "
-						+ DurationText.of(this.leaseTimeout.multipliedBy(2)) + ": " + lease);
+						+ DurationText.of(this.leaseTimeout.multipliedBy(2).plus(this.decisionTimeout)) + ": " + why);
 			}
 			long untilExpiry = lease.isClaimed() ? Long.MAX_VALUE : lease.expiresAtMs() - leaderNow() + 50;
 			sleep(Math.max(50, Math.min(renewInterval().toMillis(), untilExpiry)));

@@ -132,6 +132,8 @@ final class ParticipantPool {
 		Set<String> down = new HashSet<>(unavailable);
 		for (int i = 0; i < this.slotCount; i++) {
 			ParticipantSlot slot = new ParticipantSlot(i);
+			// kept before its producers open, so that close() and abandon() reach them if a later one fails the start
+			this.slots.add(slot);
 			for (String cluster : this.clients.names()) {
 				Participant participant = new Participant(cluster, transactionalId(cluster, i));
 				slot.participants.put(cluster, participant);
@@ -150,7 +152,6 @@ final class ParticipantPool {
 							+ "first uses it", cluster, ex.getMessage());
 				}
 			}
-			this.slots.add(slot);
 			this.free.add(slot);
 		}
 		this.open = true;
