@@ -173,6 +173,23 @@ final class Participant {
 	}
 
 	/**
+	 * True if the open transaction's marker record or one of its sends is not acknowledged (or
+	 * failed) yet: {@link #flush()} would wait for its cluster.
+	 */
+	boolean awaitsAcknowledgement() {
+		Future<RecordMetadata> marker = this.marker;
+		if (marker != null && !marker.isDone()) {
+			return true;
+		}
+		for (Future<RecordMetadata> send : this.sends) {
+			if (!send.isDone()) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
 	 * Waits for every send of the transaction, then returns what the decision records of this
 	 * participant: its producer id and epoch and where its marker landed.
 	 * @param timeout bound of each send's acknowledgement
@@ -237,16 +254,19 @@ final class Participant {
 	}
 
 	/**
-	 * Commits every participant of a decided transaction in parallel.
+	 * Starts the commits of every participant of a decided transaction, in parallel; collect
+	 * their outcomes with {@link #awaitCommits}, after doing what else the commit needs on the
+	 * calling thread.
 	 * @param working the participants, in enlistment order
 	 * @param executor runs the commits
 	 * @param afterFirst if not null, the first participant commits alone on the calling thread and
 	 *     this runs after it, before the others start (fault injection between commits)
-	 * @return the participants that did not commit and why, in enlistment order; empty if all did
+	 * @return each participant's commit, in enlistment order: completes with null once committed,
+	 *     else with what the commit threw
 	 */
-	static Map<Participant, Throwable> commitAll(List<Participant> working, Executor executor,
+	static List<CompletableFuture<@Nullable Throwable>> startCommits(List<Participant> working, Executor executor,
 			@Nullable Runnable afterFirst) {
-		List<CompletableFuture<@Nullable Throwable>> commits = new ArrayList<>();
+		List<CompletableFuture<@Nullable Throwable>> commits = new ArrayList<>(working.size());
 		for (Participant participant : working) {
 			if (afterFirst != null && commits.isEmpty()) {
 				commits.add(CompletableFuture.completedFuture(participant.commitOrFailure()));
@@ -256,6 +276,17 @@ final class Participant {
 				commits.add(CompletableFuture.supplyAsync(participant::commitOrFailure, executor));
 			}
 		}
+		return commits;
+	}
+
+	/**
+	 * Waits for the commits {@link #startCommits} started.
+	 * @param working the participants, in enlistment order
+	 * @param commits what {@link #startCommits} returned for them
+	 * @return the participants that did not commit and why, in enlistment order; empty if all did
+	 */
+	static Map<Participant, Throwable> awaitCommits(List<Participant> working,
+			List<CompletableFuture<@Nullable Throwable>> commits) {
 		Map<Participant, Throwable> failures = new LinkedHashMap<>();
 		for (int i = 0; i < working.size(); i++) {
 			Throwable failure = commits.get(i).join();
