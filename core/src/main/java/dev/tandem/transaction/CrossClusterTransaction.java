@@ -118,7 +118,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	public Future<RecordMetadata> send(String cluster, ProducerRecord<byte[], byte[]> record) {
 		synchronized (this) {
 			checkActive();
-			return participant(cluster).send(record);
+			return participant(cluster, record).send(record);
 		}
 	}
 
@@ -277,6 +277,15 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	}
 
 	private Participant participant(String cluster) {
+		return participant(cluster, null);
+	}
+
+	/**
+	 * Returns the cluster's participant, enlisting it (its Kafka transaction begun, its marker
+	 * sent) on first use.
+	 * @param first the record the caller sends next, if any: the marker is placed beside it
+	 */
+	private Participant participant(String cluster, @Nullable ProducerRecord<byte[], byte[]> first) {
 		Participant participant = this.enlisted.get(cluster);
 		if (participant == null) {
 			participant = this.slot.participant(cluster);
@@ -286,7 +295,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 						+ "was written there. Retry once the cluster is back");
 			}
 			this.context.pool().open(participant);
-			participant.begin(markerRecord());
+			participant.begin(markerRecord(), first);
 			this.enlisted.put(cluster, participant);
 		}
 		return participant;

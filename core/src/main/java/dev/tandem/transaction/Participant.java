@@ -41,6 +41,8 @@ final class Participant {
 
 	private @Nullable KafkaProducer<byte[], byte[]> producer;
 
+	private boolean keysPickPartitions;
+
 	private boolean inTransaction;
 
 	private final List<Future<RecordMetadata>> sends = new ArrayList<>();
@@ -64,8 +66,14 @@ final class Participant {
 		return this.producer != null;
 	}
 
-	void open(KafkaProducer<byte[], byte[]> producer) {
+	/**
+	 * @param producer the participant's initialized transactional producer
+	 * @param keysPickPartitions whether it partitions keyed records with Kafka's built-in partitioner
+	 *     (see {@link MarkerPlacement})
+	 */
+	void open(KafkaProducer<byte[], byte[]> producer, boolean keysPickPartitions) {
 		this.producer = producer;
+		this.keysPickPartitions = keysPickPartitions;
 	}
 
 	KafkaProducer<byte[], byte[]> producer() {
@@ -79,14 +87,17 @@ final class Participant {
 	/**
 	 * Begins this participant's Kafka transaction and sends its marker record as the transaction's
 	 * first record, so that the marker's append overlaps the transaction's execution instead of
-	 * adding a round trip to its prepare (issue 25). Does nothing if the transaction is open.
+	 * adding a round trip to its prepare (issue 25). When the participant is enlisted by a send, the
+	 * marker goes to a partition led by the broker of that send's partition where it can
+	 * ({@link MarkerPlacement}). Does nothing if the transaction is open.
 	 * @param markerRecord the marker record of the cross-cluster transaction
+	 * @param firstRecord the record about to be sent first in the transaction, or null
 	 */
-	void begin(ProducerRecord<byte[], byte[]> markerRecord) {
+	void begin(ProducerRecord<byte[], byte[]> markerRecord, @Nullable ProducerRecord<byte[], byte[]> firstRecord) {
 		if (!this.inTransaction) {
 			producer().beginTransaction();
 			this.inTransaction = true;
-			this.marker = sendOne(markerRecord);
+			this.marker = sendOne(MarkerPlacement.beside(producer(), this.keysPickPartitions, markerRecord, firstRecord));
 		}
 	}
 
