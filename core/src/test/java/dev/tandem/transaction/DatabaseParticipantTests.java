@@ -15,10 +15,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import javax.sql.XAConnection;
 import javax.sql.XADataSource;
+import javax.transaction.xa.XAException;
+import javax.transaction.xa.XAResource;
+import javax.transaction.xa.Xid;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -136,25 +140,30 @@ class DatabaseParticipantTests {
 	}
 
 	@Test
-	void aSendThatFailsWhileTheBranchPreparesRollsThePreparedBranchBackAndShowsNothing() throws SQLException {
+	void aSendThatFailsWhileTheBranchPreparesRollsThePreparedBranchBackAndShowsNothing() throws Exception {
 		// A topic whose one replica is below its min.insync.replicas: the broker refuses every
-		// write (NOT_ENOUGH_REPLICAS, retried until the delivery timeout), so east's send is still
-		// unanswered when phase one prepares the database's branch beside it.
+		// write (NOT_ENOUGH_REPLICAS, retried until the 4 s delivery timeout), so east's send is
+		// still unanswered when phase one prepares the database's branch beside it.
 		String refusing = this.topic + "-refusing";
 		kafka.cluster("east").createTopic(refusing, 1, (short) 1, Map.of("min.insync.replicas", "2"));
 		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
 		CrossClusterTransaction txn = manager.begin();
 		insertOrder(txn, "o-20", 20);
 		txn.send("west", new ProducerRecord<>(this.topic, "o-20", "west-o-20"), STRING, STRING);
-		txn.send("east", new ProducerRecord<>(refusing, "o-20", "east-o-20"), STRING, STRING);
+		Future<?> refused = txn.send("east", new ProducerRecord<>(refusing, "o-20", "east-o-20"), STRING, STRING);
 		CompletableFuture<Void> commit = CompletableFuture.runAsync(txn::commit);
 
-		await().atMost(Duration.ofSeconds(3)).until(() -> preparedBranches() == 1);
-		assertThat(commit).isNotDone();
+		AtomicBoolean prepared = new AtomicBoolean();
+		await().atMost(Duration.ofSeconds(10)).until(() -> {
+			prepared.compareAndSet(false, isPrepared(txn.transactionId()));
+			return prepared.get() || commit.isDone();
+		});
+		assertThat(prepared).as("branch prepared while east's send was unanswered (send done: %s, commit done: %s)",
+				refused.isDone(), commit.isDone()).isTrue();
 		assertThat(catchThrowable(commit::join)).isInstanceOf(CompletionException.class)
 			.hasCauseInstanceOf(TransactionAbortedException.class);
 		assertThat(txn.state()).isEqualTo(TransactionState.ABORTED);
-		assertThat(preparedBranches()).isZero();
+		assertThat(isPrepared(txn.transactionId())).isFalse();
 		assertThat(amountOf("o-20")).isNull();
 		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
 		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.UNKNOWN);
@@ -164,6 +173,23 @@ class DatabaseParticipantTests {
 		sendBoth(next, "o-21");
 		next.commit();
 		assertThat(amountOf("o-21")).isEqualTo(21);
+	}
+
+	/** Whether the database lists this transaction's branch of {@code orders} as prepared. */
+	private static boolean isPrepared(String transactionId) throws SQLException, XAException {
+		DatabaseXid branch = DatabaseXid.of(transactionId, "orders");
+		XAConnection connection = xaDataSource(postgres).getXAConnection();
+		try {
+			for (Xid xid : connection.getXAResource().recover(XAResource.TMSTARTRSCAN | XAResource.TMENDRSCAN)) {
+				if (branch.sameAs(xid)) {
+					return true;
+				}
+			}
+			return false;
+		}
+		finally {
+			connection.close();
+		}
 	}
 
 	@Test
