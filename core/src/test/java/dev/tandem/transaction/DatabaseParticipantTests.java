@@ -16,9 +16,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import javax.sql.XAConnection;
@@ -140,42 +137,6 @@ class DatabaseParticipantTests {
 		assertThat(preparedBranches()).isZero();
 		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
 		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
-	}
-
-	@Test
-	void aSendThatFailsWhileTheBranchPreparesRollsThePreparedBranchBackAndShowsNothing() throws Exception {
-		// A topic whose one replica is below its min.insync.replicas: the broker refuses every
-		// write (NOT_ENOUGH_REPLICAS, retried until the 4 s delivery timeout), so east's send is
-		// still unanswered when phase one prepares the database's branch beside it.
-		String refusing = this.topic + "-refusing";
-		kafka.cluster("east").createTopic(refusing, 1, (short) 1, Map.of("min.insync.replicas", "2"));
-		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
-		CrossClusterTransaction txn = manager.begin();
-		insertOrder(txn, "o-20", 20);
-		txn.send("west", new ProducerRecord<>(this.topic, "o-20", "west-o-20"), STRING, STRING);
-		Future<?> refused = txn.send("east", new ProducerRecord<>(refusing, "o-20", "east-o-20"), STRING, STRING);
-		CompletableFuture<Void> commit = CompletableFuture.runAsync(txn::commit);
-
-		AtomicBoolean prepared = new AtomicBoolean();
-		await().atMost(Duration.ofSeconds(10)).until(() -> {
-			prepared.compareAndSet(false, isPrepared(txn.transactionId()));
-			return prepared.get() || commit.isDone();
-		});
-		assertThat(prepared).as("branch prepared while east's send was unanswered (send done: %s, commit done: %s)",
-				refused.isDone(), commit.isDone()).isTrue();
-		assertThat(catchThrowable(commit::join)).isInstanceOf(CompletionException.class)
-			.hasCauseInstanceOf(TransactionAbortedException.class);
-		assertThat(txn.state()).isEqualTo(TransactionState.ABORTED);
-		assertThat(isPrepared(txn.transactionId())).isFalse();
-		assertThat(amountOf("o-20")).isNull();
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
-		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.UNKNOWN);
-		// the slot serves the next transaction
-		CrossClusterTransaction next = manager.begin();
-		insertOrder(next, "o-21", 21);
-		sendBoth(next, "o-21");
-		next.commit();
-		assertThat(amountOf("o-21")).isEqualTo(21);
 	}
 
 	/** Whether the database lists this transaction's branch of {@code orders} as prepared. */
