@@ -31,11 +31,14 @@ final class ControlTopics {
 	}
 
 	/**
-	 * Creates the marker topic on the cluster unless it exists.
+	 * Creates the marker topic on the cluster unless it exists, with a partition per broker, so
+	 * that a marker can be placed on a partition led by its first record's broker
+	 * ({@link MarkerPlacement}). An existing topic is left as it is.
 	 * @throws TandemException if the cluster does not answer within the timeout or refuses
 	 */
 	static void ensureMarkerTopic(ClusterClients clients, String cluster, String topic, Duration timeout) {
-		ensure(clients, cluster, topic, Map.of("retention.ms", String.valueOf(RETENTION.toMillis())), "marker", timeout);
+		ensure(clients, cluster, topic, Map.of("retention.ms", String.valueOf(RETENTION.toMillis())), "marker", true,
+				timeout);
 	}
 
 	/**
@@ -45,18 +48,19 @@ final class ControlTopics {
 	 */
 	static void ensureInstanceTopic(ClusterClients clients, String cluster, String topic, Duration timeout) {
 		ensure(clients, cluster, topic, Map.of("cleanup.policy", "compact", "segment.ms",
-				String.valueOf(Duration.ofHours(1).toMillis())), "instance", timeout);
+				String.valueOf(Duration.ofHours(1).toMillis())), "instance", false, timeout);
 	}
 
 	private static void ensure(ClusterClients clients, String cluster, String topic, Map<String, String> configs,
-			String kind, Duration timeout) {
+			String kind, boolean partitionPerBroker, Duration timeout) {
 		Admin admin = clients.admin(cluster, timeout);
 		try {
 			if (admin.listTopics().names().get(timeout.toMillis(), TimeUnit.MILLISECONDS).contains(topic)) {
 				return;
 			}
 			int brokers = admin.describeCluster().nodes().get(timeout.toMillis(), TimeUnit.MILLISECONDS).size();
-			NewTopic newTopic = new NewTopic(topic, 1, (short) Math.min(3, brokers)).configs(configs);
+			int partitions = partitionPerBroker ? Math.max(1, brokers) : 1;
+			NewTopic newTopic = new NewTopic(topic, partitions, (short) Math.min(3, brokers)).configs(configs);
 			admin.createTopics(List.of(newTopic)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
 			logger.info("Created {} topic '{}' on cluster '{}'", kind, topic, cluster);
 		}

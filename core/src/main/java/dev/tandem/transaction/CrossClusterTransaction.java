@@ -22,7 +22,6 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.tandem.transaction.Decision.DatabaseRecord;
 import dev.tandem.transaction.Decision.ParticipantRecord;
 
 /**
@@ -119,7 +118,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	public Future<RecordMetadata> send(String cluster, ProducerRecord<byte[], byte[]> record) {
 		synchronized (this) {
 			checkActive();
-			return participant(cluster).send(record);
+			return participant(cluster, record).send(record);
 		}
 	}
 
@@ -278,6 +277,15 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	}
 
 	private Participant participant(String cluster) {
+		return participant(cluster, null);
+	}
+
+	/**
+	 * Returns the cluster's participant, enlisting it (its Kafka transaction begun, its marker
+	 * sent) on first use.
+	 * @param first the record the caller sends next, if any: the marker is placed beside it
+	 */
+	private Participant participant(String cluster, @Nullable ProducerRecord<byte[], byte[]> first) {
 		Participant participant = this.enlisted.get(cluster);
 		if (participant == null) {
 			participant = this.slot.participant(cluster);
@@ -287,7 +295,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 						+ "was written there. Retry once the cluster is back");
 			}
 			this.context.pool().open(participant);
-			participant.begin(markerRecord());
+			participant.begin(markerRecord(), first);
 			this.enlisted.put(cluster, participant);
 		}
 		return participant;
@@ -349,7 +357,8 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	/**
 	 * First stage of a commit, which makes nothing visible: deferred offsets go to their group
 	 * coordinators, every participant is flushed and its sends, its marker record among them (sent
-	 * when the participant was enlisted), checked (prepare); a participant enlisted with nothing to
+	 * when the participant was enlisted), checked, and every database branch prepared, the waits
+	 * overlapped where there are several ({@link PhaseOne}); a participant enlisted with nothing to
 	 * commit is aborted. With two or more participants the transaction is PREPARED after it;
 	 * with one or none it stays PREPARING (a plain Kafka commit follows). A pipeline runs this for
 	 * transaction N+1 while N is decided and commits: the group coordinator keeps, of two
@@ -379,9 +388,8 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		for (Participant participant : empty) {
 			participant.abort();
 		}
-		List<ParticipantRecord> records = prepare(working);
-		List<DatabaseRecord> branches = prepareDatabases(working);
-		PreparedCommit prepared = new PreparedCommit(working, records, branches, start);
+		PhaseOne.Prepared phaseOne = prepare(working);
+		PreparedCommit prepared = new PreparedCommit(working, phaseOne.records(), phaseOne.branches(), start);
 		if (!prepared.onePhase()) {
 			to(TransactionState.PREPARED);
 		}
@@ -520,16 +528,14 @@ public final class CrossClusterTransaction implements AutoCloseable {
 				this.context.owner().getBytes(StandardCharsets.UTF_8));
 	}
 
-	private List<ParticipantRecord> prepare(List<Participant> working) {
+	/**
+	 * Phase one: every participant flushed and checked, every database branch prepared, the waits
+	 * overlapped where there are several ({@link PhaseOne}). Any failure aborts everything.
+	 */
+	private PhaseOne.Prepared prepare(List<Participant> working) {
 		try {
-			for (Participant participant : working) {
-				participant.flush();
-			}
-			List<ParticipantRecord> records = new ArrayList<>();
-			for (Participant participant : working) {
-				records.add(participant.prepared(this.context.commitTimeout()));
-			}
-			return records;
+			return new PhaseOne(this.transactionId, this.context.commitExecutor(), this.context.commitTimeout())
+				.run(working, this.databases.values());
 		}
 		catch (ProtocolHook.SimulatedCrashException ex) {
 			throw ex;
@@ -541,23 +547,6 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		catch (RuntimeException | ExecutionException ex) {
 			throw abortAll(working, ex);
 		}
-	}
-
-	/**
-	 * Phase one of the databases, once every Kafka participant is prepared: each branch's marker
-	 * row, end and prepare. Any failure aborts everything.
-	 */
-	private List<DatabaseRecord> prepareDatabases(List<Participant> working) {
-		List<DatabaseRecord> branches = new ArrayList<>(this.databases.size());
-		try {
-			for (DatabaseParticipant database : this.databases.values()) {
-				branches.add(database.prepare(this.transactionId));
-			}
-		}
-		catch (RuntimeException ex) {
-			throw abortAll(working, ex);
-		}
-		return branches;
 	}
 
 	/**
@@ -625,8 +614,10 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	private void commitDecided(Decision decision, List<Participant> working, long start) {
 		// With a fault-injection hook the first participant commits alone, so that MID_COMMIT falls
 		// where exactly one participant has committed.
-		Map<Participant, Throwable> failures = Participant.commitAll(working, this.context.commitExecutor(),
+		List<CompletableFuture<@Nullable Throwable>> commits = Participant.startCommits(working,
+				this.context.commitExecutor(),
 				this.context.hook().injectsFaults() ? () -> crashPoint(ProtocolStep.MID_COMMIT) : null);
+		// The branches commit on this thread while the clusters' commits are in flight.
 		Map<String, Throwable> databaseFailures = new LinkedHashMap<>();
 		for (DatabaseParticipant database : this.databases.values()) {
 			Throwable failure = database.commitOrFailure();
@@ -634,6 +625,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 				databaseFailures.put("database:" + database.database, failure);
 			}
 		}
+		Map<Participant, Throwable> failures = Participant.awaitCommits(working, commits);
 		if (failures.isEmpty() && databaseFailures.isEmpty()) {
 			to(TransactionState.COMMITTED);
 			crashPoint(ProtocolStep.AFTER_COMMIT);

@@ -41,6 +41,8 @@ final class Participant {
 
 	private @Nullable KafkaProducer<byte[], byte[]> producer;
 
+	private boolean keysPickPartitions;
+
 	private boolean inTransaction;
 
 	private final List<Future<RecordMetadata>> sends = new ArrayList<>();
@@ -64,8 +66,14 @@ final class Participant {
 		return this.producer != null;
 	}
 
-	void open(KafkaProducer<byte[], byte[]> producer) {
+	/**
+	 * @param producer the participant's initialized transactional producer
+	 * @param keysPickPartitions whether it partitions keyed records with Kafka's built-in partitioner
+	 *     (see {@link MarkerPlacement})
+	 */
+	void open(KafkaProducer<byte[], byte[]> producer, boolean keysPickPartitions) {
 		this.producer = producer;
+		this.keysPickPartitions = keysPickPartitions;
 	}
 
 	KafkaProducer<byte[], byte[]> producer() {
@@ -79,14 +87,17 @@ final class Participant {
 	/**
 	 * Begins this participant's Kafka transaction and sends its marker record as the transaction's
 	 * first record, so that the marker's append overlaps the transaction's execution instead of
-	 * adding a round trip to its prepare (issue 25). Does nothing if the transaction is open.
+	 * adding a round trip to its prepare (issue 25). When the participant is enlisted by a send, the
+	 * marker goes to a partition led by the broker of that send's partition where it can
+	 * ({@link MarkerPlacement}). Does nothing if the transaction is open.
 	 * @param markerRecord the marker record of the cross-cluster transaction
+	 * @param firstRecord the record about to be sent first in the transaction, or null
 	 */
-	void begin(ProducerRecord<byte[], byte[]> markerRecord) {
+	void begin(ProducerRecord<byte[], byte[]> markerRecord, @Nullable ProducerRecord<byte[], byte[]> firstRecord) {
 		if (!this.inTransaction) {
 			producer().beginTransaction();
 			this.inTransaction = true;
-			this.marker = sendOne(markerRecord);
+			this.marker = sendOne(MarkerPlacement.beside(producer(), this.keysPickPartitions, markerRecord, firstRecord));
 		}
 	}
 
@@ -173,6 +184,23 @@ final class Participant {
 	}
 
 	/**
+	 * True if the open transaction's marker record or one of its sends is not acknowledged (or
+	 * failed) yet: {@link #flush()} would wait for its cluster.
+	 */
+	boolean awaitsAcknowledgement() {
+		Future<RecordMetadata> marker = this.marker;
+		if (marker != null && !marker.isDone()) {
+			return true;
+		}
+		for (Future<RecordMetadata> send : this.sends) {
+			if (!send.isDone()) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
 	 * Waits for every send of the transaction, then returns what the decision records of this
 	 * participant: its producer id and epoch and where its marker landed.
 	 * @param timeout bound of each send's acknowledgement
@@ -237,16 +265,19 @@ final class Participant {
 	}
 
 	/**
-	 * Commits every participant of a decided transaction in parallel.
+	 * Starts the commits of every participant of a decided transaction, in parallel; collect
+	 * their outcomes with {@link #awaitCommits}, after doing what else the commit needs on the
+	 * calling thread.
 	 * @param working the participants, in enlistment order
 	 * @param executor runs the commits
 	 * @param afterFirst if not null, the first participant commits alone on the calling thread and
 	 *     this runs after it, before the others start (fault injection between commits)
-	 * @return the participants that did not commit and why, in enlistment order; empty if all did
+	 * @return each participant's commit, in enlistment order: completes with null once committed,
+	 *     else with what the commit threw
 	 */
-	static Map<Participant, Throwable> commitAll(List<Participant> working, Executor executor,
+	static List<CompletableFuture<@Nullable Throwable>> startCommits(List<Participant> working, Executor executor,
 			@Nullable Runnable afterFirst) {
-		List<CompletableFuture<@Nullable Throwable>> commits = new ArrayList<>();
+		List<CompletableFuture<@Nullable Throwable>> commits = new ArrayList<>(working.size());
 		for (Participant participant : working) {
 			if (afterFirst != null && commits.isEmpty()) {
 				commits.add(CompletableFuture.completedFuture(participant.commitOrFailure()));
@@ -256,6 +287,17 @@ final class Participant {
 				commits.add(CompletableFuture.supplyAsync(participant::commitOrFailure, executor));
 			}
 		}
+		return commits;
+	}
+
+	/**
+	 * Waits for the commits {@link #startCommits} started.
+	 * @param working the participants, in enlistment order
+	 * @param commits what {@link #startCommits} returned for them
+	 * @return the participants that did not commit and why, in enlistment order; empty if all did
+	 */
+	static Map<Participant, Throwable> awaitCommits(List<Participant> working,
+			List<CompletableFuture<@Nullable Throwable>> commits) {
 		Map<Participant, Throwable> failures = new LinkedHashMap<>();
 		for (int i = 0; i < working.size(); i++) {
 			Throwable failure = commits.get(i).join();

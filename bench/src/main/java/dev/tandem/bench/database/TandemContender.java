@@ -21,9 +21,9 @@ import dev.tandem.transaction.ProtocolStep;
  * Tandem: one cross-cluster transaction with the database as a participant (XA branch prepared in
  * phase one, the decision in the decision log, then the commits), {@code slots} slots. An
  * observing {@link ProtocolHook} (it injects no faults, so the participants commit in parallel as
- * in production) times the phases of each commit: prepare (flush of both clusters, then the
- * database's marker row and XA prepare), decision, commits (both clusters in parallel, then the
- * database's XA commit).
+ * in production) times the phases of each commit: prepare (both clusters flushed on the manager's
+ * executor while the database's marker row and XA prepare run on the worker), decision, commits
+ * (both clusters in parallel, the database's XA commit on the worker meanwhile).
  */
 final class TandemContender implements Contender {
 

@@ -6,6 +6,7 @@ import java.lang.reflect.Method;
 
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.internals.BuiltInPartitioner;
 import org.apache.kafka.common.utils.AppInfoParser;
 import org.jspecify.annotations.Nullable;
 
@@ -53,6 +54,18 @@ public final class ProducerInternals {
 	 */
 	public static void verify() {
 		members();
+	}
+
+	/**
+	 * Returns the partition Kafka's built-in partitioner picks for a serialized key (murmur2 of the
+	 * key, modulo the partition count): where a {@code KafkaProducer} without a
+	 * {@code partitioner.class} sends a keyed record that names no partition.
+	 * @param serializedKey the key's bytes
+	 * @param partitions the topic's partition count, at least 1
+	 * @return the partition, from 0 to {@code partitions - 1}
+	 */
+	public static int partitionForKey(byte[] serializedKey, int partitions) {
+		return BuiltInPartitioner.partitionForKey(serializedKey, partitions);
 	}
 
 	/**

@@ -1,5 +1,6 @@
 package dev.tandem.transaction.internals;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -42,6 +43,22 @@ class ProducerInternalsTests {
 	@Test
 	void everyInternalMemberTandemUsesExists() {
 		assertThatNoException().isThrownBy(ProducerInternals::verify);
+	}
+
+	@Test
+	void partitionForKeyIsWhereAProducerSendsAKeyedRecord() throws Exception {
+		kafka.cluster("solo").createTopic("keyed", 6, (short) 1);
+		Map<String, Object> config = new HashMap<>();
+		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.cluster("solo").bootstrapServers());
+		try (KafkaProducer<String, String> producer = new KafkaProducer<>(config, new StringSerializer(),
+				new StringSerializer())) {
+			for (int i = 0; i < 30; i++) {
+				String key = "key-" + i;
+				int partition = producer.send(new ProducerRecord<>("keyed", key, "v")).get().partition();
+				assertThat(ProducerInternals.partitionForKey(key.getBytes(StandardCharsets.UTF_8), 6)).as(key)
+					.isEqualTo(partition);
+			}
+		}
 	}
 
 	@Test
