@@ -301,25 +301,7 @@ class FailedStartBreakerTests extends LeaseTrials {
 		String runA = runKilledAfterPrepare("raced", builder("raced", ProtocolHook.NONE), "A");
 		String owner = this.topic + ".raced";
 		CountDownLatch takeoverHeld = new CountDownLatch(1);
-		DecisionLog heldTakeover = new ForwardingDecisionLog(log()) {
-			@Override
-			public void releaseLease(String leaseOwner, String by, Duration timeout) {
-				if (leaseOwner.equals(owner)) {
-					try {
-						takeoverHeld.await(30, TimeUnit.SECONDS);
-					}
-					catch (InterruptedException ex) {
-						Thread.currentThread().interrupt();
-					}
-				}
-				super.releaseLease(leaseOwner, by, timeout);
-			}
-
-			@Override
-			public void close() {
-				// the shared log stays open
-			}
-		};
+		DecisionLog heldTakeover = holdingTakeoverEnd(owner, takeoverHeld, Duration.ofSeconds(30));
 		started(builder("survivor", ProtocolHook.NONE).decisionLog(heldTakeover));
 		await().atMost(LEASE.multipliedBy(4).plusSeconds(5)).until(() -> lease("raced").isClaimed());
 		AtomicInteger takes = new AtomicInteger();
@@ -505,25 +487,7 @@ class FailedStartBreakerTests extends LeaseTrials {
 		String runA = runKilledAfterPrepare("held", builder("held", ProtocolHook.NONE), "A");
 		String owner = this.topic + ".held";
 		CountDownLatch takeoverHeld = new CountDownLatch(1);
-		DecisionLog heldTakeover = new ForwardingDecisionLog(log()) {
-			@Override
-			public void releaseLease(String leaseOwner, String by, Duration timeout) {
-				if (leaseOwner.equals(owner)) {
-					try {
-						takeoverHeld.await(60, TimeUnit.SECONDS);
-					}
-					catch (InterruptedException ex) {
-						Thread.currentThread().interrupt();
-					}
-				}
-				super.releaseLease(leaseOwner, by, timeout);
-			}
-
-			@Override
-			public void close() {
-				// the shared log stays open
-			}
-		};
+		DecisionLog heldTakeover = holdingTakeoverEnd(owner, takeoverHeld, Duration.ofSeconds(60));
 		try {
 			started(builder("survivor", ProtocolHook.NONE).decisionLog(heldTakeover));
 			await().atMost(LEASE.multipliedBy(4).plusSeconds(5)).until(() -> lease("held").isClaimed());
@@ -594,6 +558,32 @@ class FailedStartBreakerTests extends LeaseTrials {
 			.map(Thread::getName)
 			.filter((name) -> name.startsWith("kafka-producer-network-thread") && name.endsWith("." + run))
 			.toList();
+	}
+
+	/**
+	 * The shared log, where a claimant's end of its takeover of {@code owner} (its release of the
+	 * claimed lease) waits for {@code held} to open, at most {@code atMost}.
+	 */
+	private static DecisionLog holdingTakeoverEnd(String owner, CountDownLatch held, Duration atMost) {
+		return new ForwardingDecisionLog(log()) {
+			@Override
+			public void releaseLease(String leaseOwner, String by, Duration timeout) {
+				if (leaseOwner.equals(owner)) {
+					try {
+						held.await(atMost.toMillis(), TimeUnit.MILLISECONDS);
+					}
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+					}
+				}
+				super.releaseLease(leaseOwner, by, timeout);
+			}
+
+			@Override
+			public void close() {
+				// the shared log stays open
+			}
+		};
 	}
 
 }
