@@ -1,31 +1,13 @@
 package dev.tandem.autoconfigure;
 
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 import dev.tandem.actuate.HangingTransactionsGauge;
 import dev.tandem.actuate.KafkaTransactionsEndpoint;
-import dev.tandem.coordinator.EmbeddedCoordinator;
-import dev.tandem.coordinator.client.RatisDecisionLog;
-import dev.tandem.test.ClusterPreset;
-import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransaction;
 import dev.tandem.transaction.CrossClusterTransactionManager;
@@ -34,7 +16,6 @@ import dev.tandem.transaction.Decision.ParticipantRecord;
 import dev.tandem.transaction.DecisionState;
 import dev.tandem.transaction.DuplicateInstanceException;
 import dev.tandem.transaction.HangingTransactions;
-import dev.tandem.transaction.InstanceLease;
 import dev.tandem.transaction.LeaseClaimedException;
 import dev.tandem.transaction.ProtocolHook;
 import dev.tandem.transaction.ProtocolStep;
@@ -54,98 +35,18 @@ import static org.awaitility.Awaitility.await;
  * never comes back is taken over by the other one once its lease expires; a second running
  * instance with the same instance id is refused at start-up.
  */
-class InstanceTakeoverTests {
-
-	private static final StringSerializer STRING = new StringSerializer();
-
-	/** Short, so that takeover is quick; the brokers' transaction timeout is far longer. */
-	private static final Duration LEASE = Duration.ofMillis(1500);
-
-	/** What a downstream read_committed reader may wait: the lease, a renewal, the takeover itself. */
-	private static final Duration RESUMES_WITHIN = LEASE.plus(Duration.ofSeconds(20));
-
-	@RegisterExtension
-	// Clusters of its own: on clusters shared with the module's other classes, another class's transaction
-	// left open on the marker topic pinned its last stable offset, so a MID_COMMIT takeover's committed
-	// participant read as OPEN (MarkerReader) and the takeover retried until the test gave up.
-	static final EmbeddedKafkaClustersExtension kafka = EmbeddedKafkaClustersExtension.perClass(ClusterPreset.EAST3_WEST3);
-
-	@TempDir
-	static Path coordinatorDir;
-
-	private static EmbeddedCoordinator coordinator;
-
-	private final List<CrossClusterTransactionManager> managers = new ArrayList<>();
+class InstanceTakeoverTests extends LeaseTrials {
 
 	private final TransactionStatistics survivorStatistics = new TransactionStatistics();
 
-	private String topic = "";
-
-	@BeforeAll
-	static void start() throws Exception {
-		// one coordinator for every manager here: a shared log, whose leases see a duplicate instance
-		coordinator = EmbeddedCoordinator.builder(coordinatorDir)
-				.client((log) -> log.sharedByInstances(true))
-				.start();
-	}
-
-	@AfterAll
-	static void stop() {
-		if (coordinator != null) {
-			coordinator.close();
-		}
-	}
-
-	@BeforeEach
-	void createTopics(TestInfo info) {
-		this.topic = "t-" + info.getTestMethod().orElseThrow().getName();
-		kafka.cluster("east").createTopic(this.topic, 3, (short) 3);
-		kafka.cluster("west").createTopic(this.topic, 3, (short) 3);
-	}
-
-	@AfterEach
-	void closeManagers() {
-		this.managers.forEach(CrossClusterTransactionManager::close);
-	}
-
-	private RatisDecisionLog log() {
-		return coordinator.decisionLog();
+	@Override
+	String topicPrefix() {
+		return "t-";
 	}
 
 	private CrossClusterTransactionManager manager(String instanceId, ProtocolHook hook,
 			TransactionStatistics statistics) {
-		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
-			.cluster("east", clientConfig("east"))
-			.cluster("west", clientConfig("west"))
-			.idPrefix(this.topic)
-			.instanceId(instanceId)
-			.decisionLog(log())
-			.commitTimeout(Duration.ofSeconds(10))
-			.transactionTimeout(Duration.ofMinutes(5))
-			.leaseTimeout(LEASE)
-			.recoveryInterval(Duration.ofMillis(500))
-			.protocolHook(hook)
-			.listener(statistics)
-			.build();
-		manager.start();
-		this.managers.add(manager);
-		return manager;
-	}
-
-	private static Map<String, Object> clientConfig(String cluster) {
-		Map<String, Object> config = new HashMap<>();
-		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.cluster(cluster).bootstrapServers());
-		config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 2000);
-		config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 4000);
-		return config;
-	}
-
-	private static ProtocolHook crashAt(ProtocolStep at) {
-		return (transactionId, step) -> {
-			if (step == at) {
-				throw new ProtocolHook.SimulatedCrashException(step);
-			}
-		};
+		return started(builder(instanceId, hook).listener(statistics));
 	}
 
 	/** Runs one transaction of 3 records per cluster on an instance that dies at the given step. */
@@ -165,26 +66,8 @@ class InstanceTakeoverTests {
 		return ReadCommitted.values(kafka.cluster(cluster).bootstrapServers(), this.topic);
 	}
 
-	/**
-	 * A record committed after the dead instance's transaction, by an independent producer: a
-	 * read_committed reader sees it only once the last stable offset has passed the dead
-	 * instance's open transaction on that partition (every partition: one per key).
-	 */
-	private void commitAfter(String cluster, String value) {
-		Map<String, Object> config = clientConfig(cluster);
-		config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "independent-" + this.topic + "-" + cluster);
-		try (KafkaProducer<String, String> producer = new KafkaProducer<>(config, STRING, STRING)) {
-			producer.initTransactions();
-			producer.beginTransaction();
-			for (int partition = 0; partition < 3; partition++) {
-				producer.send(new ProducerRecord<>(this.topic, partition, "later", value));
-			}
-			producer.commitTransaction();
-		}
-	}
-
 	@Test
-	void aDecidedTransactionOfAnInstanceThatNeverReturnsIsCommittedEverywhereByAnotherInstance() {
+	void aDecidedTransactionOfAnInstanceThatNeverReturnsIsCommittedEverywhereByAnotherInstance() throws Exception {
 		CrossClusterTransactionManager survivor = manager("survivor", ProtocolHook.NONE, this.survivorStatistics);
 		String id = killedAt(ProtocolStep.AFTER_DECISION);
 		assertThat(log().state(id, Duration.ofSeconds(5))).isEqualTo(DecisionState.DECIDED);
@@ -198,8 +81,8 @@ class InstanceTakeoverTests {
 			.untilAsserted(() -> assertThat(log().state(id, Duration.ofSeconds(5))).isEqualTo(DecisionState.COMPLETED));
 		assertThat(this.survivorStatistics.snapshot().recovered()).isEqualTo(1);
 		assertThat(this.survivorStatistics.snapshot().heuristic()).isZero();
-		assertThat(lease(this.topic + ".doomed").claimedBy()).isEqualTo(survivor.owner());
-		assertThat(lease(this.topic + ".doomed").takenOver()).isTrue();
+		assertThat(lease("doomed").claimedBy()).isEqualTo(survivor.owner());
+		assertThat(lease("doomed").takenOver()).isTrue();
 		// the same in the app's actuator: who is alive, who took over whom
 		KafkaTransactionsEndpoint.LeasesDescriptor leases = new KafkaTransactionsEndpoint(survivor,
 				this.survivorStatistics, log(), Duration.ofSeconds(5))
@@ -394,7 +277,7 @@ class InstanceTakeoverTests {
 		// A run that pauses (GC, a partition from the coordinator) longer than its lease.
 		String paused = this.topic + ".paused";
 		log().renewLease(this.topic, "paused", "run-1", Duration.ofMillis(300), Duration.ofSeconds(5));
-		await().atMost(RESUMES_WITHIN).untilAsserted(() -> assertThat(lease(paused)).satisfies((lease) -> {
+		await().atMost(RESUMES_WITHIN).untilAsserted(() -> assertThat(lease("paused")).satisfies((lease) -> {
 			assertThat(lease.claimedBy()).isEqualTo(survivor.owner());
 			assertThat(lease.takenOver()).isTrue();
 		}));
@@ -461,13 +344,6 @@ class InstanceTakeoverTests {
 		manager.start();
 		this.managers.add(manager);
 		return manager;
-	}
-
-	private InstanceLease lease(String owner) {
-		return log().leases(this.topic, Duration.ofSeconds(5)).stream()
-			.filter((lease) -> lease.owner().equals(owner))
-			.findFirst()
-			.orElseThrow(() -> new AssertionError("No lease of " + owner));
 	}
 
 }

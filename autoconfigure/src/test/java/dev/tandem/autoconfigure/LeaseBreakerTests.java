@@ -1,10 +1,7 @@
 package dev.tandem.autoconfigure;
 
 import java.net.ServerSocket;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -15,21 +12,10 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
-import dev.tandem.coordinator.EmbeddedCoordinator;
-import dev.tandem.coordinator.client.RatisDecisionLog;
-import dev.tandem.test.ClusterPreset;
-import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransaction;
 import dev.tandem.transaction.CrossClusterTransactionManager;
@@ -55,96 +41,32 @@ import static org.awaitility.Awaitility.await;
  * that keeps failing. The atomicity tests assert a transaction's records visible on both clusters
  * or on neither.
  */
-class LeaseBreakerTests {
-
-	private static final StringSerializer STRING = new StringSerializer();
-
-	private static final Duration LEASE = Duration.ofMillis(1500);
-
-	@RegisterExtension
-	// Clusters of its own: its races leave transactions open on the marker topic, whose pinned last stable
-	// offset slowed the next class's recovery on shared clusters (ExactlyOnceListenerTests 13.7 s -> 43 s).
-	static final EmbeddedKafkaClustersExtension kafka = EmbeddedKafkaClustersExtension.perClass(ClusterPreset.EAST3_WEST3);
-
-	@TempDir
-	static Path coordinatorDir;
-
-	private static EmbeddedCoordinator coordinator;
+class LeaseBreakerTests extends LeaseTrials {
 
 	private static String deadBootstrap;
 
-	private final List<CrossClusterTransactionManager> managers = new ArrayList<>();
-
-	private String topic = "";
+	@Override
+	String topicPrefix() {
+		return "b-";
+	}
 
 	@BeforeAll
-	static void start() throws Exception {
-		// one coordinator for every manager here: a shared log, whose leases see a duplicate instance
-		coordinator = EmbeddedCoordinator.builder(coordinatorDir)
-				.client((log) -> log.sharedByInstances(true))
-				.start();
+	static void reserveADeadAddress() throws Exception {
 		try (ServerSocket socket = new ServerSocket(0)) {
 			deadBootstrap = "localhost:" + socket.getLocalPort();
 		}
 	}
 
-	@AfterAll
-	static void stop() {
-		if (coordinator != null) {
-			coordinator.close();
-		}
-	}
-
-	@BeforeEach
-	void createTopics(TestInfo info) {
-		this.topic = "b-" + info.getTestMethod().orElseThrow().getName();
-		kafka.cluster("east").createTopic(this.topic, 3, (short) 3);
-		kafka.cluster("west").createTopic(this.topic, 3, (short) 3);
-	}
-
-	@AfterEach
-	void closeManagers() {
-		for (CrossClusterTransactionManager manager : this.managers) {
-			try {
-				manager.close();
-			}
-			catch (RuntimeException ex) {
-				// ignore
-			}
-		}
-	}
-
-	private static RatisDecisionLog log() {
-		return coordinator.decisionLog();
-	}
-
+	/** {@link #builder(String, ProtocolHook)}, commits bounded by 4 s, west at an address nobody answers if not reachable. */
 	private CrossClusterTransactionManagerBuilder builder(String instanceId, boolean westReachable) {
-		return CrossClusterTransactionManager.builder()
-			.cluster("east", clientConfig("east", true))
-			.cluster("west", clientConfig("west", westReachable))
-			.idPrefix(this.topic)
-			.instanceId(instanceId)
-			.decisionLog(log())
-			.commitTimeout(Duration.ofSeconds(4))
-			.transactionTimeout(Duration.ofMinutes(5))
-			.leaseTimeout(LEASE)
-			.recoveryInterval(Duration.ofMillis(500));
-	}
-
-	private CrossClusterTransactionManager started(CrossClusterTransactionManagerBuilder builder) {
-		CrossClusterTransactionManager manager = builder.build();
-		this.managers.add(manager);
-		manager.start();
-		return manager;
-	}
-
-	private static Map<String, Object> clientConfig(String cluster, boolean reachable) {
-		Map<String, Object> config = new HashMap<>();
-		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-				reachable ? kafka.cluster(cluster).bootstrapServers() : deadBootstrap);
-		config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 2000);
-		config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 4000);
-		return config;
+		CrossClusterTransactionManagerBuilder builder = builder(instanceId, ProtocolHook.NONE)
+			.commitTimeout(Duration.ofSeconds(4));
+		if (!westReachable) {
+			Map<String, Object> west = clientConfig("west");
+			west.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, deadBootstrap);
+			builder.cluster("west", west);
+		}
+		return builder;
 	}
 
 	private List<String> committed(String cluster) {
@@ -227,7 +149,7 @@ class LeaseBreakerTests {
 		assertThat(midCommit.await(30, TimeUnit.SECONDS)).isTrue(); // decided, east committed, west not yet
 		dies.abandon(); // "web" never returns
 		await().atMost(Duration.ofSeconds(30)).until(() -> {
-			InstanceLease lease = lease(this.topic + ".web");
+			InstanceLease lease = lease("web");
 			return lease != null && lease.takenOver();
 		});
 		goOn.countDown();
@@ -295,7 +217,7 @@ class LeaseBreakerTests {
 		send(txn, "west", "west-");
 		CompletableFuture<Throwable> commit = CompletableFuture.supplyAsync(() -> catchThrowable(txn::commit));
 		await().atMost(Duration.ofSeconds(30)).until(() -> zombieLog.frozen.get());
-		InstanceLease paused = lease(this.topic + ".pod-0");
+		InstanceLease paused = lease("pod-0");
 		await().atMost(Duration.ofSeconds(10)).until(() -> System.currentTimeMillis() > paused.expiresAtMs() + 200);
 
 		// The instance is restarted (new incarnation); this run cannot reach west at start-up.
@@ -355,7 +277,7 @@ class LeaseBreakerTests {
 		doomed.abandon();
 
 		await().atMost(Duration.ofSeconds(30)).untilTrue(claimantPaused); // mid-takeover, paused
-		InstanceLease claimantLease = lease(this.topic + ".claimant");
+		InstanceLease claimantLease = lease("claimant");
 		await().atMost(Duration.ofSeconds(10))
 			.until(() -> System.currentTimeMillis() > claimantLease.expiresAtMs() + 200); // the claimant's own lease expires
 
@@ -375,7 +297,7 @@ class LeaseBreakerTests {
 			}
 		};
 		CrossClusterTransactionManager restarted = started(builder("pod-1", true).protocolHook(slowCommit));
-		System.out.println("BREAKER lease after restart: " + lease(this.topic + ".pod-1"));
+		System.out.println("BREAKER lease after restart: " + lease("pod-1"));
 		CrossClusterTransaction txn = restarted.begin();
 		newId.set(txn.transactionId());
 		send(txn, "east", "new-east-");
@@ -453,7 +375,7 @@ class LeaseBreakerTests {
 			}
 		};
 		CrossClusterTransactionManager doomed = started(builder("pod-1", true).protocolHook(crash));
-		String deadRun = lease(this.topic + ".pod-1").incarnation();
+		String deadRun = lease("pod-1").incarnation();
 		CrossClusterTransaction dead = doomed.begin();
 		doomedId.set(dead.transactionId());
 		send(dead, "east", "dead-east-");
@@ -462,7 +384,7 @@ class LeaseBreakerTests {
 		doomed.abandon();
 
 		await().atMost(Duration.ofSeconds(30)).untilTrue(claimantPaused); // re-check passed, paused before fencing
-		InstanceLease claimantLease = lease(this.topic + ".claimant");
+		InstanceLease claimantLease = lease("claimant");
 		await().atMost(Duration.ofSeconds(10))
 			.until(() -> System.currentTimeMillis() > claimantLease.expiresAtMs() + 200); // the claimant's own lease expires
 
@@ -482,7 +404,7 @@ class LeaseBreakerTests {
 			}
 		};
 		CrossClusterTransactionManager restarted = started(builder("pod-1", true).protocolHook(slowCommit));
-		String newRun = lease(this.topic + ".pod-1").incarnation();
+		String newRun = lease("pod-1").incarnation();
 		assertThat(newRun).isNotEqualTo(deadRun);
 		assertThat(restarted.transactionalId("west", 0)).isEqualTo(this.topic + ".west.pod-1.0." + newRun);
 		assertThat(doomed.transactionalId("west", 0)).isEqualTo(this.topic + ".west.pod-1.0." + deadRun);
@@ -507,13 +429,6 @@ class LeaseBreakerTests {
 			assertThat(committed("east")).filteredOn((v) -> v.startsWith("dead-east-")).hasSize(3);
 			assertThat(committed("west")).filteredOn((v) -> v.startsWith("dead-west-")).hasSize(3);
 		});
-	}
-
-	private static InstanceLease lease(String owner) {
-		return log().leases(owner.substring(0, owner.lastIndexOf('.')), Duration.ofSeconds(5)).stream()
-			.filter((lease) -> lease.owner().equals(owner))
-			.findFirst()
-			.orElse(null);
 	}
 
 	/**
