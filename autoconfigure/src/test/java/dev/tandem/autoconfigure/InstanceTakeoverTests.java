@@ -16,6 +16,7 @@ import dev.tandem.transaction.Decision.ParticipantRecord;
 import dev.tandem.transaction.DecisionState;
 import dev.tandem.transaction.DuplicateInstanceException;
 import dev.tandem.transaction.HangingTransactions;
+import dev.tandem.transaction.InDoubtTransactionException;
 import dev.tandem.transaction.LeaseClaimedException;
 import dev.tandem.transaction.ProtocolHook;
 import dev.tandem.transaction.ProtocolStep;
@@ -238,6 +239,51 @@ class InstanceTakeoverTests extends LeaseTrials {
 			assertThat(committed("west")).containsExactly("after-west", "after-west", "after-west");
 		});
 		assertThat(log().state(id, Duration.ofSeconds(5))).isIn(DecisionState.UNKNOWN, DecisionState.ABORTED);
+	}
+
+	/**
+	 * A clean close (a scale-down, a rolling deploy) while a decided transaction is committed on
+	 * east but cannot commit on west yet: the instance never returns. Released, its lease would
+	 * never be claimed, and west's participant would stay open until the brokers' transaction
+	 * timeout aborted it there (5 minutes here): east committed, west aborted. The close leaves the
+	 * lease to expire instead, and the survivor commits west.
+	 */
+	@Test
+	void aCleanCloseWithADecidedTransactionNotYetCommittedLeavesItToASurvivor() throws Exception {
+		CrossClusterTransactionManager survivor = manager("survivor", ProtocolHook.NONE, this.survivorStatistics);
+		List<Integer> west = kafka.cluster("west").brokerIds();
+		ProtocolHook stopWest = (transactionId, step) -> {
+			if (step == ProtocolStep.AFTER_DECISION) {
+				kafka.cluster("west").stopBroker(west.get(1));
+				kafka.cluster("west").stopBroker(west.get(2));
+			}
+		};
+		CrossClusterTransactionManager closing = started(
+				builder("closing", stopWest).commitTimeout(Duration.ofSeconds(3)).listener(new TransactionStatistics()));
+		CrossClusterTransaction txn = closing.begin();
+		try {
+			for (int i = 0; i < 3; i++) {
+				txn.send("east", new ProducerRecord<>(this.topic, "k" + i, "east-" + i), STRING, STRING);
+				txn.send("west", new ProducerRecord<>(this.topic, "k" + i, "west-" + i), STRING, STRING);
+			}
+			assertThat(catchThrowable(txn::commit)).isInstanceOf(InDoubtTransactionException.class);
+			assertThat(closing.inDoubtTransactionIds()).containsExactly(txn.transactionId());
+			closing.close(); // clean, and never started again
+		}
+		finally {
+			kafka.cluster("west").restartBroker(west.get(1));
+			kafka.cluster("west").restartBroker(west.get(2));
+		}
+		assertThat(lease("closing").released()).as("left to expire, not released").isFalse();
+		await().atMost(RESUMES_WITHIN).untilAsserted(() -> {
+			assertThat(committed("east")).containsExactlyInAnyOrder("east-0", "east-1", "east-2");
+			assertThat(committed("west")).containsExactlyInAnyOrder("west-0", "west-1", "west-2");
+		});
+		assertThat(lease("closing").claimedBy()).isEqualTo(survivor.owner());
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(log().state(txn.transactionId(), Duration.ofSeconds(5)))
+				.isEqualTo(DecisionState.COMPLETED));
+		assertThat(this.survivorStatistics.snapshot().heuristic()).isZero();
 	}
 
 	@Test

@@ -230,7 +230,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			// driver's NoClassDefFoundError in the branches' recovery): a lease renewed on would look alive forever.
 			// Final: a later close() must not release a lease left to expire, and the keeper cannot acquire again.
 			this.lifecycle = Lifecycle.START_FAILED;
-			closeInstanceIdentity(false);
+			closeInstanceIdentity(null);
 			throw ex;
 		}
 		if (this.leases != null) {
@@ -242,17 +242,17 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 	}
 
 	/**
-	 * Releases the lease and writes the heartbeat tombstone, where this run holds them; after a
-	 * failed start-up that has not fenced the runs before it, leaves a lease taken from a dead run
-	 * to expire instead.
+	 * Writes the heartbeat tombstone and releases the lease, where this run holds them, or leaves the
+	 * lease to expire so that a live instance claims it: after a failed start-up that has not fenced
+	 * the runs before it ({@code unresolved} null), or at a close with transactions still unresolved.
 	 */
-	private void closeInstanceIdentity(boolean fenced) {
+	private void closeInstanceIdentity(@Nullable List<String> unresolved) {
 		if (this.leases != null) {
-			if (fenced) {
-				this.leases.close();
+			if (unresolved == null) {
+				this.leases.closeAfterFailedStart();
 			}
 			else {
-				this.leases.closeAfterFailedStart();
+				this.leases.closeLeavingUnresolved(unresolved);
 			}
 		}
 		if (this.guard != null) {
@@ -633,9 +633,13 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 	/**
 	 * Closes every producer gracefully (an open transaction is aborted) and releases the lease.
-	 * After a start-up that failed once it took the lease, frees what the start-up created and
-	 * leaves the lease as the failure left it (released, or left to expire so that a live instance
-	 * claims it). Does not close the decision log, which the caller owns. Idempotent.
+	 * With transactions still being resolved ({@link #inDoubtTransactionIds()}: decided ones a
+	 * cluster could not commit yet), leaves the lease to expire instead, so that a live instance of
+	 * the app claims it and completes them (a released lease is never claimed); a restart of this
+	 * instance then waits up to one lease timeout. After a start-up that failed once it took the
+	 * lease, frees what the start-up created and leaves the lease as the failure left it (released,
+	 * or left to expire so that a live instance claims it). Does not close the decision log, which
+	 * the caller owns. Idempotent.
 	 */
 	@Override
 	public synchronized void close() {
@@ -644,12 +648,13 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		}
 		boolean startFailed = this.lifecycle == Lifecycle.START_FAILED;
 		this.lifecycle = Lifecycle.CLOSED;
+		List<String> unresolved = this.inDoubt.pendingIds();
 		this.pool.close();
 		this.databases.close();
 		if (!startFailed) {
 			// after a failed start-up the lease is released or left to expire already: releasing it here would
 			// hide the dead runs a failed start-up left to a survivor (a released lease is never claimed)
-			closeInstanceIdentity(true);
+			closeInstanceIdentity(unresolved);
 		}
 		this.inDoubt.close();
 		this.executor.shutdown();

@@ -35,9 +35,12 @@ import dev.tandem.text.DurationText;
  * decided-not-completed transactions of every instance of the app, logging a WARN once for each older than the
  * stale-decision age.</li>
  * <li>At a clean close, releases the lease, so a restart does not wait; a log with run histories
- * keeps it, marked released, so the next run still fences every run before it. A start-up that
- * failed after taking the lease from a run that died, before fencing it, leaves the lease to
- * expire instead ({@link #closeAfterFailedStart()}): a released lease is never claimed.</li>
+ * keeps it, marked released, so the next run still fences every run before it. A released lease is
+ * never claimed, so two closes leave it to expire instead: a start-up that failed after taking the
+ * lease from a run that died, before fencing it ({@link #closeAfterFailedStart()}), and a close
+ * with transactions still unresolved, such as a decided one that a cluster could not commit yet
+ * ({@link #closeLeavingUnresolved(List)}): a live instance of the app then claims the lease and
+ * completes them from the decision log.</li>
  * </ul>
  * Thread-safe: two daemon threads do the periodic work, one renewing, one taking over and
  * watching, so that a long takeover never delays a renewal.
@@ -416,6 +419,28 @@ final class InstanceLeaseKeeper implements AutoCloseable {
 					+ "fencing the open transactions of the runs before it ({}); a live instance of the app claims it and "
 					+ "fences them, or the next run does", this.owner, DurationText.of(this.leaseTimeout),
 					this.previousRuns);
+			return;
+		}
+		close();
+	}
+
+	/**
+	 * A clean close with transactions still being resolved (decided ones a cluster or database could
+	 * not commit yet, or ones whose decision could not be read): stops renewing without releasing, so
+	 * that the lease expires as a crashed run's would and a live instance of the app claims it and
+	 * completes them from the decision log (their producers are closed, but their Kafka transactions
+	 * stay open until then). Released, the lease would never be claimed: a decided transaction
+	 * committed on one cluster would stay open on another until the instance came back, or until
+	 * the brokers' {@code transaction.timeout.ms} aborted it there, a heuristic outcome. With nothing
+	 * unresolved, releases it ({@link #close()}).
+	 * @param unresolved the ids of the transactions still being resolved at the close
+	 */
+	void closeLeavingUnresolved(List<String> unresolved) {
+		if (!unresolved.isEmpty() && this.acquired && this.lostTo == null) {
+			this.scheduler.shutdownNow();
+			logger.warn("Instance {} closes with {} transaction(s) unresolved ({}): it keeps its lease to expire (in {}) "
+					+ "instead of releasing it, so that a live instance of the app claims it and completes them, or "
+					+ "its next run does", this.owner, unresolved.size(), unresolved, DurationText.of(this.leaseTimeout));
 			return;
 		}
 		close();
