@@ -325,6 +325,41 @@ class TandemAutoConfigurationTests {
 	}
 
 	@Test
+	void aMisspeltBootstrapServersKeyIsReportedWithTheKeysFoundAndTheMissingProperty() {
+		runner().withPropertyValues("tandem.clusters.east.bootstrap-server=localhost:9092",
+				"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers())
+			.run((context) -> {
+				FailureAnalysis analysis = analysis(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("tandem.clusters.east.bootstrap-servers")
+					.contains("Keys found under tandem.clusters.east.*: [bootstrap-server]")
+					.contains("Did you mean tandem.clusters.east.bootstrap-servers instead of "
+							+ "tandem.clusters.east.bootstrap-server?")
+					.doesNotContain("is not configured");
+				assertThat(analysis.getAction()).contains(
+						"rename tandem.clusters.east.bootstrap-server -> tandem.clusters.east.bootstrap-servers");
+			});
+		// a cluster that binds through another key: Kafka's dotted spelling, and a misspelt group
+		runner().withPropertyValues("tandem.clusters.east.bootstrap.servers=localhost:9092",
+				"tandem.clusters.east.producr.acks=all", "tandem.clusters.east.consumer.max.poll.records=5")
+			.run((context) -> {
+				FailureAnalysis analysis = analysis(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("tandem.clusters.east.bootstrap-servers is not set")
+					.contains("[bootstrap.servers, consumer.max.poll.records, producr.acks]")
+					.contains("Did you mean tandem.clusters.east.bootstrap-servers instead of "
+							+ "tandem.clusters.east.bootstrap.servers?")
+					.contains("Did you mean tandem.clusters.east.producer.acks instead of tandem.clusters.east.producr.acks?")
+					.doesNotContain("instead of tandem.clusters.east.consumer");
+			});
+		// nothing close: the keys are listed, no guess
+		runner().withPropertyValues("tandem.clusters.east.servers=localhost:9092").run((context) -> {
+			FailureAnalysis analysis = analysis(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("tandem.clusters.east.bootstrap-servers is not set")
+				.contains("[servers]")
+				.doesNotContain("Did you mean");
+		});
+	}
+
+	@Test
 	void unknownClusterInAQualifierIsReportedWithTheProperty() {
 		configured().withUserConfiguration(NorthUser.class).run((context) -> {
 			Throwable failure = context.getStartupFailure();
