@@ -12,6 +12,7 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyN
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
+import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.Environment;
 
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
@@ -39,9 +40,13 @@ final class ClusterKeys {
 	 * {@code tandem.clusters.<name>.*}, by cluster name, each relative to its cluster
 	 * ({@code bootstrap-server}, {@code producer.acks}), sorted.
 	 * @param environment the environment
-	 * @return the keys by cluster name; empty if none are written
+	 * @return the keys by cluster name; empty if none are written or the environment is not a
+	 *     {@link ConfigurableEnvironment}
 	 */
 	static Map<String, List<String>> declared(Environment environment) {
+		if (!(environment instanceof ConfigurableEnvironment)) {
+			return Map.of();
+		}
 		Map<String, TreeSet<String>> keys = new LinkedHashMap<>();
 		for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
 			if (!(source instanceof IterableConfigurationPropertySource iterable)) {
