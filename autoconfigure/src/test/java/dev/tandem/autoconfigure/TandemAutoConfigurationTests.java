@@ -405,6 +405,24 @@ class TandemAutoConfigurationTests {
 	}
 
 	@Test
+	void aClusterThatDoesNotAnswerAtStartUpIsDownNamingItsBootstrapServersAndTheTimeout() {
+		runner().withPropertyValues("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
+				"tandem.clusters.west.bootstrap-servers=localhost:1", "tandem.transaction.id-prefix=tests",
+				"tandem.transaction.instance-id=unreachable-west", "tandem.transaction.commit-timeout=2s")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				org.springframework.boot.health.contributor.CompositeHealthContributor clusters = context
+					.getBean("kafkaClustersHealthContributor", org.springframework.boot.health.contributor.CompositeHealthContributor.class);
+				org.springframework.boot.health.contributor.Health west = ((org.springframework.boot.health.contributor.HealthIndicator) clusters
+					.getContributor("west")).health(true);
+				assertThat(west.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
+				assertThat(west.getDetails()).containsEntry("error", "cluster 'west' (localhost:1) did not answer within 5s");
+				assertThat(((org.springframework.boot.health.contributor.HealthIndicator) clusters.getContributor("east"))
+					.health().getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UP);
+			});
+	}
+
+	@Test
 	void listenerHealthAndMetersAreThereWithSpringKafkaAndCanBeTurnedOff() {
 		configured().withBean(io.micrometer.core.instrument.simple.SimpleMeterRegistry.class).run((context) -> {
 			assertThat(context).hasSingleBean(dev.tandem.autoconfigure.kafka.ListenerContainerMonitor.class)
