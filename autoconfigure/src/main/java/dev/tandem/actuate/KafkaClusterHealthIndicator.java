@@ -4,9 +4,12 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.common.Node;
@@ -19,6 +22,7 @@ import dev.tandem.failover.BrokerReachability;
 import dev.tandem.failover.LeaderCache;
 import dev.tandem.failover.LeaderCacheRegistry;
 import dev.tandem.clients.BoundedAdmin;
+import dev.tandem.text.DurationText;
 
 /**
  * Health of one Kafka cluster: UP when its brokers answer a describe-cluster call in time and
@@ -26,7 +30,9 @@ import dev.tandem.clients.BoundedAdmin;
  * {@link BrokerReachability#UNREACHABLE} (every broker it knows gone, for example after all
  * brokers were replaced with addresses its {@code bootstrap.servers} do not reach); DOWN
  * otherwise, with the unreachable clients' ids under {@code unreachableClients}. Details: the
- * cluster id, controller and broker count. Never renders client configuration.
+ * cluster id, controller and broker count; when the brokers do not answer in time, {@code error}
+ * names the cluster, its bootstrap servers and the timeout ("cluster 'east' (localhost:1) did not
+ * answer within 5s"). Renders no other client configuration.
  *
  * @since 0.1.0
  */
@@ -39,6 +45,8 @@ public class KafkaClusterHealthIndicator extends AbstractHealthIndicator impleme
 	private final String cluster;
 
 	private final @Nullable LeaderCacheRegistry leaders;
+
+	private final String bootstrapServers;
 
 	/**
 	 * Creates an indicator that checks the brokers only.
@@ -62,6 +70,7 @@ public class KafkaClusterHealthIndicator extends AbstractHealthIndicator impleme
 			@Nullable LeaderCacheRegistry leaders) {
 		super("Kafka cluster health check failed");
 		this.admin = BoundedAdmin.create(adminConfig, timeout);
+		this.bootstrapServers = bootstrapServers(adminConfig.get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG));
 		this.timeout = timeout;
 		this.cluster = cluster;
 		this.leaders = leaders;
@@ -76,9 +85,26 @@ public class KafkaClusterHealthIndicator extends AbstractHealthIndicator impleme
 		}
 		DescribeClusterResult result = this.admin
 			.describeCluster(new DescribeClusterOptions().timeoutMs((int) this.timeout.toMillis()));
-		String clusterId = result.clusterId().get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
-		Collection<Node> nodes = result.nodes().get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
-		Node controller = result.controller().get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
+		String clusterId;
+		Collection<Node> nodes;
+		Node controller;
+		try {
+			clusterId = result.clusterId().get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
+			nodes = result.nodes().get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
+			controller = result.controller().get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (TimeoutException ex) {
+			// the JDK's timeout has no message ("TimeoutException: null"): say who did not answer, and where
+			builder.down().withDetail("error", notAnswered());
+			return;
+		}
+		catch (ExecutionException ex) {
+			if (ex.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {
+				builder.down().withDetail("error", notAnswered());
+				return;
+			}
+			throw ex;
+		}
 		if (unreachable.isEmpty()) {
 			builder.up();
 		}
@@ -90,11 +116,24 @@ public class KafkaClusterHealthIndicator extends AbstractHealthIndicator impleme
 			.withDetail("controller", (controller != null) ? controller.id() : -1);
 	}
 
+	/** For example {@code cluster 'east' (localhost:1) did not answer within 5s}. */
+	private String notAnswered() {
+		String name = this.cluster.isEmpty() ? "cluster" : "cluster '" + this.cluster + "'";
+		return name + " (" + this.bootstrapServers + ") did not answer within " + DurationText.of(this.timeout);
+	}
+
 	private List<String> unreachableClients() {
 		if (this.leaders == null) {
 			return List.of();
 		}
 		return this.leaders.unreachableClients(this.cluster).stream().map(LeaderCache::clientId).toList();
+	}
+
+	private static String bootstrapServers(@Nullable Object value) {
+		if (value instanceof Collection<?> servers) {
+			return String.join(",", servers.stream().map(String::valueOf).toList());
+		}
+		return (value != null) ? String.valueOf(value) : "no bootstrap servers";
 	}
 
 	@Override

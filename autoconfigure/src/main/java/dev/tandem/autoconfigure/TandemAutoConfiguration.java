@@ -33,7 +33,7 @@ public class TandemAutoConfiguration {
 		ClusterOrder.apply(environment, properties.getClusters());
 		return new TandemClusters(properties, defaults.getIfAvailable(() -> TandemClientDefaults.NONE),
 				connectionDetails.orderedStream().toList(), sslBundles.getIfAvailable(),
-				customizers.orderedStream().toList());
+				customizers.orderedStream().toList(), ClusterKeys.declared(environment));
 	}
 
 	/**

@@ -71,6 +71,35 @@ public final class TandemClusters {
 	public TandemClusters(TandemProperties properties, TandemClientDefaults defaults,
 			List<TandemClusterConnectionDetails> connectionDetails, @Nullable SslBundles sslBundles,
 			List<TandemClusterCustomizer> customizers) {
+		this(properties, defaults, connectionDetails, sslBundles, customizers, Map.of());
+	}
+
+	/**
+	 * Resolves the clusters of the given properties, as
+	 * {@link #TandemClusters(TandemProperties, TandemClientDefaults, List, SslBundles, List)} does,
+	 * and names the keys written under a cluster when it has no bootstrap servers: a cluster whose
+	 * every key is misspelt ({@code tandem.clusters.east.bootstrap-server}) binds to nothing and
+	 * is absent from {@code properties}, so only the written keys show it.
+	 * @param properties the Tandem properties
+	 * @param defaults the properties every cluster inherits
+	 * @param connectionDetails at most one per cluster
+	 * @param sslBundles resolves {@code tandem.clusters.<c>.ssl.bundle}, or null if none are configured
+	 * @param customizers applied to every cluster's client properties, in order
+	 * @param declaredKeys the keys written under {@code tandem.clusters.<c>.*} in the environment,
+	 *     by cluster name, relative to the cluster ({@code bootstrap-server}); empty if unknown
+	 * @throws TandemConfigurationException as the other constructor does, and if keys are written
+	 *     under a cluster that none of them configures (the message lists them, with the nearest
+	 *     known property of each misspelt one)
+	 * @since 0.1.0
+	 */
+	public TandemClusters(TandemProperties properties, TandemClientDefaults defaults,
+			List<TandemClusterConnectionDetails> connectionDetails, @Nullable SslBundles sslBundles,
+			List<TandemClusterCustomizer> customizers, Map<String, List<String>> declaredKeys) {
+		declaredKeys.forEach((name, keys) -> {
+			if (properties.getClusters().keySet().stream().noneMatch(name::equalsIgnoreCase)) {
+				throw ClusterKeys.missingBootstrapServers(name, keys);
+			}
+		});
 		Map<String, TandemClusterConnectionDetails> details = byCluster(connectionDetails, properties);
 		Map<String, Resolved> resolved = new LinkedHashMap<>();
 		properties.getClusters().forEach((name, cluster) -> {
@@ -83,10 +112,7 @@ public final class TandemClusters {
 			List<String> bootstrapServers = (clusterDetails != null) ? clusterDetails.getBootstrapServers()
 					: cluster.getBootstrapServers();
 			if (bootstrapServers.stream().allMatch(String::isBlank)) {
-				throw new TandemConfigurationException("tandem.clusters." + name + ".bootstrap-servers",
-						"Cluster '" + name + "' has no bootstrap servers.",
-						"Set tandem.clusters." + name + ".bootstrap-servers to the cluster's host:port list, or define a "
-								+ "TandemClusterConnectionDetails bean for it.");
+				throw ClusterKeys.missingBootstrapServers(name, declaredKeys.getOrDefault(name, List.of()));
 			}
 			requireKafkaKeys(name, "producer", cluster.getProducer().keySet(), ProducerConfig.configNames());
 			requireKafkaKeys(name, "consumer", cluster.getConsumer().keySet(), ConsumerConfig.configNames());

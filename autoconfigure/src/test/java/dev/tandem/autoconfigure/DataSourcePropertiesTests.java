@@ -171,7 +171,13 @@ class DataSourcePropertiesTests {
 			.containsEntry("property", "tandem.datasources.ledger.xa-properties.socket-timeuot");
 		assertThat(startFailure("app-1", "tandem.datasources.ledger.url=" + postgres.getJdbcUrl("postgres", "postgres"),
 				"tandem.datasources.ledger.pool.maximum-pool-size=3"))
-			.containsEntry("property", "tandem.datasources.ledger.pool.maximum-pool-size");
+			.containsEntry("property", "tandem.datasources.ledger.pool.maximum-pool-size")
+			// no HikariCP on this class path: the message names the missing library, not Spring's fallback
+			.hasEntrySatisfying("description", (description) -> assertThat(description)
+				.contains("tandem.datasources.ledger.pool.* needs HikariCP on the classpath: add com.zaxxer:HikariCP "
+						+ "(spring-boot-starter-jdbc brings it) or remove tandem.datasources.ledger.pool")
+				.doesNotContain("SimpleDriverDataSource"))
+			.hasEntrySatisfying("action", (action) -> assertThat(action).contains("com.zaxxer:HikariCP"));
 		assertThat(startFailure("app-1", "tandem.datasources.ledger.url=jdbc:h2:mem:ledger"))
 			.containsEntry("property", "tandem.datasources.ledger.xa-data-source-class-name");
 		assertThat(startFailure("app-1", "tandem.datasources.ledger.url=jdbc:postgresql://127.0.0.1:1/postgres",
@@ -179,7 +185,7 @@ class DataSourcePropertiesTests {
 			.containsEntry("property", "tandem.datasources.ledger.url");
 	}
 
-	/** The property and the action of the analysis of a failed start. */
+	/** The property, the description and the action of the analysis of a failed start. */
 	private Map<String, String> startFailure(String instance, String... properties) {
 		Throwable failure = catchThrowable(() -> app(instance, properties).run());
 		assertThat(failure).isNotNull();
@@ -187,7 +193,8 @@ class DataSourcePropertiesTests {
 		assertThat(analysis).as("analysis of %s", failure).isNotNull();
 		TandemConfigurationException cause = (TandemConfigurationException) analysis.getCause();
 		assertThat(analysis.getAction()).isNotBlank();
-		return Map.of("property", cause.getProperty(), "action", analysis.getAction());
+		return Map.of("property", cause.getProperty(), "action", analysis.getAction(), "description",
+				analysis.getDescription());
 	}
 
 	@Test

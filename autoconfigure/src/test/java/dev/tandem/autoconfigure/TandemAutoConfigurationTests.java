@@ -325,6 +325,41 @@ class TandemAutoConfigurationTests {
 	}
 
 	@Test
+	void aMisspeltBootstrapServersKeyIsReportedWithTheKeysFoundAndTheMissingProperty() {
+		runner().withPropertyValues("tandem.clusters.east.bootstrap-server=localhost:9092",
+				"tandem.clusters.west.bootstrap-servers=" + kafka.cluster("west").bootstrapServers())
+			.run((context) -> {
+				FailureAnalysis analysis = analysis(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("tandem.clusters.east.bootstrap-servers")
+					.contains("Keys found under tandem.clusters.east.*: [bootstrap-server]")
+					.contains("Did you mean tandem.clusters.east.bootstrap-servers instead of "
+							+ "tandem.clusters.east.bootstrap-server?")
+					.doesNotContain("is not configured");
+				assertThat(analysis.getAction()).contains(
+						"rename tandem.clusters.east.bootstrap-server -> tandem.clusters.east.bootstrap-servers");
+			});
+		// a cluster that binds through another key: Kafka's dotted spelling, and a misspelt group
+		runner().withPropertyValues("tandem.clusters.east.bootstrap.servers=localhost:9092",
+				"tandem.clusters.east.producr.acks=all", "tandem.clusters.east.consumer.max.poll.records=5")
+			.run((context) -> {
+				FailureAnalysis analysis = analysis(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains("tandem.clusters.east.bootstrap-servers is not set")
+					.contains("[bootstrap.servers, consumer.max.poll.records, producr.acks]")
+					.contains("Did you mean tandem.clusters.east.bootstrap-servers instead of "
+							+ "tandem.clusters.east.bootstrap.servers?")
+					.contains("Did you mean tandem.clusters.east.producer.acks instead of tandem.clusters.east.producr.acks?")
+					.doesNotContain("instead of tandem.clusters.east.consumer");
+			});
+		// nothing close: the keys are listed, no guess
+		runner().withPropertyValues("tandem.clusters.east.servers=localhost:9092").run((context) -> {
+			FailureAnalysis analysis = analysis(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains("tandem.clusters.east.bootstrap-servers is not set")
+				.contains("[servers]")
+				.doesNotContain("Did you mean");
+		});
+	}
+
+	@Test
 	void unknownClusterInAQualifierIsReportedWithTheProperty() {
 		configured().withUserConfiguration(NorthUser.class).run((context) -> {
 			Throwable failure = context.getStartupFailure();
@@ -367,6 +402,24 @@ class TandemAutoConfigurationTests {
 				.health();
 			assertThat(coordinator.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UP);
 		});
+	}
+
+	@Test
+	void aClusterThatDoesNotAnswerAtStartUpIsDownNamingItsBootstrapServersAndTheTimeout() {
+		runner().withPropertyValues("tandem.clusters.east.bootstrap-servers=" + kafka.cluster("east").bootstrapServers(),
+				"tandem.clusters.west.bootstrap-servers=localhost:1", "tandem.transaction.id-prefix=tests",
+				"tandem.transaction.instance-id=unreachable-west", "tandem.transaction.commit-timeout=2s")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				org.springframework.boot.health.contributor.CompositeHealthContributor clusters = context
+					.getBean("kafkaClustersHealthContributor", org.springframework.boot.health.contributor.CompositeHealthContributor.class);
+				org.springframework.boot.health.contributor.Health west = ((org.springframework.boot.health.contributor.HealthIndicator) clusters
+					.getContributor("west")).health(true);
+				assertThat(west.getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.DOWN);
+				assertThat(west.getDetails()).containsEntry("error", "cluster 'west' (localhost:1) did not answer within 5s");
+				assertThat(((org.springframework.boot.health.contributor.HealthIndicator) clusters.getContributor("east"))
+					.health().getStatus()).isEqualTo(org.springframework.boot.health.contributor.Status.UP);
+			});
 	}
 
 	@Test

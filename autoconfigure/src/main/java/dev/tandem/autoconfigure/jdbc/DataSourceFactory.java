@@ -33,7 +33,8 @@ import dev.tandem.transaction.CrossClusterDataSource;
  * driver's XA data source (its class from {@code xa-data-source-class-name} or the URL, its bean
  * properties from the URL, credentials and {@code xa-properties}) and a pool of the same database
  * for work outside cross-cluster transactions (Spring Boot's {@code DataSourceBuilder}, so HikariCP
- * when present, else Spring's {@code SimpleDriverDataSource}, with {@code pool.*} bound onto it). Every mistake is a
+ * when present, else Spring's {@code SimpleDriverDataSource}, with {@code pool.*} bound onto it; {@code pool.*}
+ * without a pool library is refused, naming HikariCP). Every mistake is a
  * {@link TandemConfigurationException} naming the property at fault and the fix; a database that
  * cannot be reached fails here too, naming the URL property, before the manager's own start-up
  * checks (prepared transactions enabled, marker table) run.
@@ -80,6 +81,15 @@ final class DataSourceFactory {
 					+ "(spring-boot-jdbc) for its connection pool outside cross-cluster transactions.",
 					"Add org.springframework.boot:spring-boot-starter-jdbc to the application, or declare a "
 							+ "CrossClusterDataSource bean with a pool of your own instead of " + prefix + ".");
+		}
+		if (!properties.getPool().isEmpty() && !Pool.libraryPresent(classLoader)) {
+			List<String> keys = properties.getPool().keySet().stream().sorted().map((key) -> prefix + ".pool." + key)
+				.toList();
+			throw new TandemConfigurationException(keys.get(0), prefix + ".pool.* needs HikariCP on the classpath: add "
+					+ "com.zaxxer:HikariCP (spring-boot-starter-jdbc brings it) or remove " + prefix + ".pool. Keys found: "
+					+ keys + "; without a pool library each call opens a connection of its own, which has no pool settings.",
+					"Add com.zaxxer:HikariCP to the application (spring-boot-starter-jdbc brings it), or remove " + prefix
+							+ ".pool.");
 		}
 		DataSource pool = Pool.create(url, properties.getUsername(), properties.getPassword(), classLoader);
 		pools.add(pool);
@@ -213,6 +223,11 @@ final class DataSourceFactory {
 
 	/** Spring Boot's {@code DataSourceBuilder}, in a class of its own: loaded only where present. */
 	private static final class Pool {
+
+		/** Whether a connection pool library Spring Boot knows (HikariCP, ...) is on the class path. */
+		static boolean libraryPresent(@Nullable ClassLoader classLoader) {
+			return org.springframework.boot.jdbc.DataSourceBuilder.findType(classLoader) != null;
+		}
 
 		static DataSource create(String url, @Nullable String username, @Nullable String password,
 				@Nullable ClassLoader classLoader) {
