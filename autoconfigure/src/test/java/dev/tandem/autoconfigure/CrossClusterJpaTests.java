@@ -28,6 +28,7 @@ import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.ComponentScan;
 import org.springframework.context.annotation.Configuration;
@@ -39,6 +40,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.Transactional;
 
+import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
+import dev.tandem.autoconfigure.diagnostics.TandemConfigurationFailureAnalyzer;
 import dev.tandem.autoconfigure.jpa.CrossClusterJpaTransactionManager;
 import dev.tandem.autoconfigure.transaction.ClusterTransactionalTemplate;
 import dev.tandem.test.ClusterPreset;
@@ -50,6 +53,7 @@ import dev.tandem.transaction.TransactionAbortedException;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
  * JPA on a {@code tandem.datasources.<name>} database: Spring Boot's own JPA auto-configuration
@@ -57,8 +61,9 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
  * {@code EntityManager} or a Spring Data JPA repository used in a {@code @CrossClusterTransactional}
  * method writes in the transaction's branch, which commits or rolls back with the records on two
  * real Kafka clusters; a constraint violation found at the flush before phase one aborts
- * everything; plain {@code @Transactional} JPA outside commits on the pool. A real PostgreSQL
- * started by the test.
+ * everything, and so does a Spring transaction inside that rolls back after JPA was used; plain
+ * {@code @Transactional} JPA outside commits on the pool; several databases with none primary fail
+ * the start naming the property. A real PostgreSQL started by the test.
  */
 class CrossClusterJpaTests {
 
@@ -199,12 +204,40 @@ class CrossClusterJpaTests {
 		assertThat(records("east", "plain-")).isEmpty();
 	}
 
+	@Test
+	void aSpringTransactionThatRollsBackAfterJpaWasUsedMakesTheTransactionAbortAtCommit() {
+		assertThatExceptionOfType(TransactionAbortedException.class)
+			.isThrownBy(() -> this.ledger.recordAfterAFailedSpringTransaction("inner-1", 100))
+			.withMessageContaining("a persistence context cannot be rolled back to a savepoint");
+
+		assertThat(rows("inner-")).isEmpty();
+		assertThat(records("east", "inner-")).isEmpty();
+		assertThat(records("west", "inner-")).isEmpty();
+	}
+
+	@Test
+	void severalDatabasesWithNoPrimaryFailTheStartNamingTheProperty() {
+		String url = postgres.getJdbcUrl("postgres", "postgres");
+		Throwable failure = catchThrowable(() -> new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
+			.properties(kafka.clusters().tandemProperties())
+			.properties("tandem.transaction.id-prefix=jpa-tests", "tandem.transaction.instance-id=app-1",
+					"tandem.coordinator.data-dir=" + dataDir.resolve("app-1"), "tandem.datasources.ledger.url=" + url,
+					"tandem.datasources.ledger.username=postgres", "tandem.datasources.audit.url=" + url,
+					"tandem.datasources.audit.username=postgres")
+			.run());
+		FailureAnalysis analysis = new TandemConfigurationFailureAnalyzer().analyze(failure);
+		assertThat(analysis).as("analysis of %s", failure).isNotNull();
+		assertThat(((TandemConfigurationException) analysis.getCause()).getProperty())
+			.matches("tandem\\.datasources\\.(ledger|audit)\\.primary");
+		assertThat(analysis.getAction()).contains("primary=true");
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	@EnableAutoConfiguration
 	@EnableJpaRepositories(basePackageClasses = CrossClusterJpaTests.class, considerNestedRepositories = true,
 			includeFilters = @ComponentScan.Filter(type = FilterType.ASSIGNABLE_TYPE,
 					classes = JpaEntryRepository.class))
-	@Import({ Ledger.class, PlainLedger.class })
+	@Import({ Ledger.class, PlainLedger.class, Savepointed.class })
 	static class App {
 
 	}
@@ -267,7 +300,26 @@ class CrossClusterJpaTests {
 
 	}
 
+	/** A Spring transaction that fails after its save. */
+	static class Savepointed {
+
+		private final JpaEntryRepository entries;
+
+		Savepointed(JpaEntryRepository entries) {
+			this.entries = entries;
+		}
+
+		@Transactional
+		public void saveAndFail(String reference, int amount) {
+			this.entries.save(new JpaEntry(reference, amount));
+			throw new IllegalStateException("rolls back its Spring transaction");
+		}
+
+	}
+
 	static class Ledger {
+
+		private final Savepointed savepointed;
 
 		private final EntityManager entityManager;
 
@@ -277,9 +329,10 @@ class CrossClusterJpaTests {
 
 		private final ClusterTransactionalTemplate<String, String> west;
 
-		Ledger(EntityManager entityManager, JpaEntryRepository entries,
+		Ledger(Savepointed savepointed, EntityManager entityManager, JpaEntryRepository entries,
 				@Qualifier("eastTandemTemplate") ClusterTransactionalTemplate<String, String> east,
 				@Qualifier("westTandemTemplate") ClusterTransactionalTemplate<String, String> west) {
+			this.savepointed = savepointed;
 			this.entityManager = entityManager;
 			this.entries = entries;
 			this.east = east;
@@ -329,6 +382,19 @@ class CrossClusterJpaTests {
 			this.entries.save(new JpaEntry(reference, amount));
 			send(reference);
 			throw new IllegalStateException("fails after the save and the sends");
+		}
+
+		/** Persists, then calls a Spring transaction that fails, catches its exception and goes on. */
+		@CrossClusterTransactional
+		public void recordAfterAFailedSpringTransaction(String reference, int amount) {
+			this.entityManager.persist(new JpaEntry(reference, amount));
+			try {
+				this.savepointed.saveAndFail(reference + "-undone", amount);
+			}
+			catch (IllegalStateException expected) {
+				// its Spring transaction rolled back; the persistence context cannot follow
+			}
+			send(reference);
 		}
 
 		/** A new row, then one whose reference is taken: both inserts wait for the flush. */

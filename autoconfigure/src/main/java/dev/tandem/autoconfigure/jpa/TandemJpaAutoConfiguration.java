@@ -8,9 +8,8 @@ import jakarta.persistence.EntityManagerFactory;
 import org.hibernate.SessionFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -64,11 +63,17 @@ public class TandemJpaAutoConfiguration {
 	private static final TransactionThreadBinding NONE = (transaction) -> () -> {
 	};
 
+	/**
+	 * Fails the start before any bean is created (before Spring Data JPA's repositories fail for want
+	 * of an entity manager factory) when several {@code tandem.datasources} and none primary left
+	 * Spring Boot without a single {@code DataSource} for JPA.
+	 */
 	@Bean
-	static SmartInitializingSingleton tandemJpaDataSourceCheck(ListableBeanFactory beanFactory) {
-		return () -> {
+	static BeanFactoryPostProcessor tandemJpaDataSourceCheck() {
+		return (beanFactory) -> {
 			String[] databases = beanFactory.getBeanNamesForType(CrossClusterDataSource.class, false, false);
-			if (databases.length < 2 || beanFactory.getBeanNamesForType(EntityManagerFactory.class, false, false).length > 0
+			if (databases.length < 2 || beanFactory.containsBean("entityManagerFactory")
+					|| beanFactory.getBeanNamesForType(EntityManagerFactory.class, true, false).length > 0
 					|| beanFactory.getBeanNamesForType(DataSource.class, false, false).length > databases.length) {
 				return;
 			}
