@@ -118,6 +118,34 @@ class TransactionSynchronizationTests {
 	}
 
 	@Test
+	void aPipelinedTransactionRunsBeforePrepareOnTheThreadThatHandsItOver() {
+		CrossClusterTransactionTemplate template = template();
+		List<String> threads = new ArrayList<>();
+		try (TransactionPipeline pipeline = this.manager.pipeline(2)) {
+			CrossClusterTransactionTemplate.Pipelined<Void> pipelined = template.executePipelined(pipeline,
+					(transaction) -> {
+						transaction.registerSynchronization(new TransactionSynchronization() {
+
+							@Override
+							public void beforePrepare() {
+								threads.add(Thread.currentThread().getName());
+							}
+
+						});
+						sendBoth(transaction, "pipelined-1");
+						return null;
+					});
+			assertThat(threads).containsExactly(Thread.currentThread().getName());
+			pipelined.outcome().join();
+		}
+
+		assertThat(this.events).containsExactly("bind", "unbind");
+		for (String cluster : List.of("east", "west")) {
+			assertThat(ReadCommitted.values(kafka.cluster(cluster).bootstrapServers(), TOPIC)).contains("pipelined-1");
+		}
+	}
+
+	@Test
 	void aSynchronizationThatRefusesBeforePrepareAbortsTheTransactionEverywhere() {
 		CrossClusterTransactionTemplate template = template();
 		assertThatExceptionOfType(TransactionAbortedException.class).isThrownBy(() -> template.execute((transaction) -> {
