@@ -134,7 +134,7 @@ class CrossClusterDataSourceTests {
 	private static EmbeddedPostgres disabled;
 
 	@Configuration(proxyBeanMethods = false)
-	@EnableAutoConfiguration
+	@EnableAutoConfiguration(excludeName = { JdbcOnly.HIBERNATE, JdbcOnly.DATA_JPA })
 	static class DisabledApp {
 
 		@Bean
@@ -147,7 +147,7 @@ class CrossClusterDataSourceTests {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	@EnableAutoConfiguration
+	@EnableAutoConfiguration(excludeName = { JdbcOnly.HIBERNATE, JdbcOnly.DATA_JPA })
 	@Import(Payments.class)
 	static class App {
 

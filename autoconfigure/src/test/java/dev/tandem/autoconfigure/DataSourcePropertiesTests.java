@@ -214,7 +214,7 @@ class DataSourcePropertiesTests {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	@EnableAutoConfiguration
+	@EnableAutoConfiguration(excludeName = { JdbcOnly.HIBERNATE, JdbcOnly.DATA_JPA })
 	@EnableJdbcRepositories(basePackageClasses = DataSourcePropertiesTests.class, considerNestedRepositories = true,
 			includeFilters = @org.springframework.context.annotation.ComponentScan.Filter(
 					type = org.springframework.context.annotation.FilterType.ASSIGNABLE_TYPE,

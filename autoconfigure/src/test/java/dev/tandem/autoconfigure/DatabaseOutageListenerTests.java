@@ -225,7 +225,7 @@ class DatabaseOutageListenerTests {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	@EnableAutoConfiguration
+	@EnableAutoConfiguration(excludeName = { JdbcOnly.HIBERNATE, JdbcOnly.DATA_JPA })
 	@EnableKafka
 	@Import(Copier.class)
 	static class App {

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -64,6 +65,15 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	private boolean slotReleased;
 
 	private final List<Runnable> onEnd = new ArrayList<>(1);
+
+	/** Registered by the application's frameworks; run once before phase one. */
+	private final List<TransactionSynchronization> synchronizations = new ArrayList<>(1);
+
+	/** Whether {@link #synchronizations} ran their {@code beforePrepare}. */
+	private boolean synchronizationsPrepared;
+
+	/** Frameworks' resources of this transaction, by their key ({@link #putResource}). */
+	private final Map<Object, Object> resources = new HashMap<>(2);
 
 	/** Set once {@link TransactionPipeline#commitAsync} took it: only the pipeline ends it then. */
 	private volatile boolean pipelined;
@@ -336,6 +346,89 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	}
 
 	/**
+	 * Registers work to run before this transaction prepares and once it ends
+	 * ({@link TransactionSynchronization}): a framework that buffers writes for an enlisted database
+	 * (a JPA persistence context) flushes them there before phase one, so that the prepared branch
+	 * holds them, and a flush that fails aborts the whole transaction. The idea is JTA's
+	 * {@code TransactionSynchronizationRegistry.registerInterposedSynchronization}.
+	 * @param synchronization the synchronization; run in registration order
+	 * @throws IllegalStateException if the transaction is no longer active, or has begun to commit
+	 * @since 0.1.0
+	 */
+	public void registerSynchronization(TransactionSynchronization synchronization) {
+		java.util.Objects.requireNonNull(synchronization, "synchronization");
+		synchronized (this) {
+			checkActive();
+			if (this.synchronizationsPrepared) {
+				throw new IllegalStateException("Transaction " + this.transactionId + " has begun to commit: too late "
+						+ "to register a synchronization");
+			}
+			this.synchronizations.add(synchronization);
+			onEnd(() -> afterCompletion(synchronization));
+		}
+	}
+
+	private void afterCompletion(TransactionSynchronization synchronization) {
+		try {
+			synchronization.afterCompletion(this.state);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Synchronization {} of transaction {} failed after completion ({})", synchronization,
+					this.transactionId, this.state, ex);
+		}
+	}
+
+	/**
+	 * Returns a framework's resource of this transaction, as JTA's
+	 * {@code TransactionSynchronizationRegistry.getResource} does.
+	 * @param key the key it was put under (the framework's own object, compared by {@code equals})
+	 * @return the resource, or null if none was put
+	 * @since 0.1.0
+	 */
+	public synchronized @Nullable Object getResource(Object key) {
+		return this.resources.get(key);
+	}
+
+	/**
+	 * Keeps a framework's resource with this transaction for the rest of its life (it is dropped
+	 * with the transaction), as JTA's {@code TransactionSynchronizationRegistry.putResource} does.
+	 * @param key the key, the framework's own object
+	 * @param value the resource
+	 * @throws IllegalStateException if the transaction is no longer active
+	 * @since 0.1.0
+	 */
+	public synchronized void putResource(Object key, Object value) {
+		checkActive();
+		this.resources.put(java.util.Objects.requireNonNull(key, "key"), java.util.Objects.requireNonNull(value,
+				"value"));
+	}
+
+	/**
+	 * Runs the synchronizations' {@code beforePrepare} once, while the transaction is still active.
+	 * @throws TransactionAbortedException if one threw: the transaction aborted everywhere
+	 */
+	private void beforePrepare() {
+		List<TransactionSynchronization> toRun;
+		synchronized (this) {
+			if (this.synchronizationsPrepared) {
+				return;
+			}
+			this.synchronizationsPrepared = true;
+			toRun = List.copyOf(this.synchronizations);
+		}
+		for (TransactionSynchronization synchronization : toRun) {
+			try {
+				synchronization.beforePrepare();
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Synchronization {} of transaction {} refused the commit: {}", synchronization,
+						this.transactionId, ex.toString());
+				throw abortAll(new ArrayList<>(this.enlisted.values()), ex);
+			}
+		}
+	}
+
+	/**
 	 * Commits on every enlisted cluster and database. With one cluster and no database this is a
 	 * plain Kafka commit (plus the participant's marker record, no decision written); with more, or
 	 * with a database, every participant is flushed and checked and every database branch prepared
@@ -372,6 +465,8 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 */
 	PreparedCommit prepareToCommit() {
 		long start = System.nanoTime();
+		checkActive();
+		beforePrepare();
 		to(TransactionState.PREPARING);
 		List<Participant> working = new ArrayList<>();
 		List<Participant> empty = new ArrayList<>();
@@ -693,9 +788,12 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * after flushing its participants on the calling thread: every record it sent is then
 	 * appended (or failed) before the caller's next transaction sends anything, so records of
 	 * consecutive transactions keep their order in every partition. A send that failed is
-	 * found by the pipeline's prepare.
+	 * found by the pipeline's prepare. The synchronizations' {@code beforePrepare} runs first, on
+	 * this thread ({@link TransactionAbortedException} if one refuses: the transaction aborted).
 	 */
 	void handToPipeline() {
+		// on the caller's thread, where the synchronizations' resources (a persistence context) live
+		beforePrepare();
 		synchronized (this) {
 			for (Participant participant : this.enlisted.values()) {
 				// Only records need their order; a marker alone is waited for in prepare.

@@ -1,6 +1,7 @@
 package dev.tandem.transaction;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -108,6 +109,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 
 	private final Duration transactionTimeout;
 
+	private final List<TransactionThreadBinding> threadBindings;
+
 	CrossClusterTransactionManager(CrossClusterTransactionManagerBuilder builder) {
 		if (builder.clusters.isEmpty()) {
 			throw new IllegalArgumentException("At least one cluster must be configured");
@@ -118,6 +121,7 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		DecisionLog decisionLog = Objects.requireNonNull(builder.decisionLog, "decisionLog");
 		this.commitTimeout = builder.commitTimeout;
 		this.transactionTimeout = builder.transactionTimeout;
+		this.threadBindings = List.copyOf(builder.threadBindings);
 		TransactionListener listener = new CompositeTransactionListener(builder.listeners);
 		PendingRecoveries pendingRecoveries = new PendingRecoveries();
 		this.requireAllClustersAtStart = builder.requireAllClustersAtStart;
@@ -157,6 +161,29 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 				this.consumers, (cluster) -> this.unavailableSinceStart.contains(cluster)
 						|| builder.clusterReachability.isUnreachable(cluster),
 				(this.leases != null) ? this.leases.incarnation() : null, this.databases);
+	}
+
+	/**
+	 * Binds what the thread bindings keep for a transaction to the calling thread
+	 * ({@link TransactionThreadBinding}).
+	 * @return what undoes it, in reverse order
+	 */
+	Runnable bindToThread(CrossClusterTransaction transaction) {
+		if (this.threadBindings.isEmpty()) {
+			return () -> {
+			};
+		}
+		List<Runnable> undo = new ArrayList<>(this.threadBindings.size());
+		try {
+			for (TransactionThreadBinding binding : this.threadBindings) {
+				undo.add(0, binding.bind(transaction));
+			}
+		}
+		catch (RuntimeException ex) {
+			undo.forEach(Runnable::run);
+			throw ex;
+		}
+		return () -> undo.forEach(Runnable::run);
 	}
 
 	/**

@@ -84,6 +84,8 @@ public final class CrossClusterTransactionManagerBuilder {
 
 	final List<TransactionListener> listeners = new ArrayList<>();
 
+	final List<TransactionThreadBinding> threadBindings = new ArrayList<>();
+
 	ParticipantProtocol participantProtocol = new ResumeByEpochProtocol();
 
 	Duration recoveryInterval = DEFAULT_RECOVERY_INTERVAL;
@@ -276,6 +278,19 @@ public final class CrossClusterTransactionManagerBuilder {
 	 */
 	public CrossClusterTransactionManagerBuilder listener(TransactionListener listener) {
 		this.listeners.add(Objects.requireNonNull(listener, "listener"));
+		return this;
+	}
+
+	/**
+	 * Adds a binding told whenever {@link CrossClusterTransactionTemplate} binds a transaction of
+	 * this manager to a thread (a framework's thread-bound resources, such as a JPA entity manager);
+	 * may be called several times, bindings run in the order added.
+	 * @param binding the binding
+	 * @return this builder
+	 * @since 0.1.0
+	 */
+	public CrossClusterTransactionManagerBuilder threadBinding(TransactionThreadBinding binding) {
+		this.threadBindings.add(Objects.requireNonNull(binding, "binding"));
 		return this;
 	}
 

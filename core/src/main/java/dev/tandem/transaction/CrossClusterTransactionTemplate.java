@@ -13,7 +13,8 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * Immutable and thread-safe; the {@code with*} methods return copies. The transaction is bound
  * to the thread for the duration of the callback ({@link #currentTransaction()}), which is how
- * Tandem's per-cluster templates find it.
+ * Tandem's per-cluster templates find it; the manager's {@link TransactionThreadBinding}s bind
+ * their resources (a JPA entity manager) to the thread for the same time.
  *
  * @since 0.1.0
  */
@@ -154,7 +155,9 @@ public final class CrossClusterTransactionTemplate {
 		CrossClusterTransaction transaction = this.manager.begin();
 		Scope scope = new Scope(transaction);
 		CURRENT.set(scope);
+		@Nullable Runnable unbind = null;
 		try {
+			unbind = this.manager.bindToThread(transaction);
 			T result;
 			try {
 				result = work.doInTransaction(transaction);
@@ -172,10 +175,17 @@ public final class CrossClusterTransactionTemplate {
 			return result;
 		}
 		finally {
-			if (transaction.state() == TransactionState.ACTIVE) {
-				transaction.abort();
+			try {
+				if (transaction.state() == TransactionState.ACTIVE) {
+					transaction.abort();
+				}
 			}
-			CURRENT.set(suspended);
+			finally {
+				if (unbind != null) {
+					unbind.run();
+				}
+				CURRENT.set(suspended);
+			}
 		}
 	}
 
@@ -205,7 +215,9 @@ public final class CrossClusterTransactionTemplate {
 		Scope scope = new Scope(transaction);
 		CURRENT.set(scope);
 		boolean handedOver = false;
+		@Nullable Runnable unbind = null;
 		try {
+			unbind = this.manager.bindToThread(transaction);
 			T result;
 			try {
 				result = work.doInTransaction(transaction);
@@ -231,11 +243,18 @@ public final class CrossClusterTransactionTemplate {
 			return new Pipelined<>(result, transaction, outcome);
 		}
 		finally {
-			// once handed over, the transaction is the pipeline thread's: never abort it from here
-			if (!handedOver && transaction.state() == TransactionState.ACTIVE) {
-				transaction.abort();
+			try {
+				// once handed over, the transaction is the pipeline thread's: never abort it from here
+				if (!handedOver && transaction.state() == TransactionState.ACTIVE) {
+					transaction.abort();
+				}
 			}
-			CURRENT.set(null);
+			finally {
+				if (unbind != null) {
+					unbind.run();
+				}
+				CURRENT.set(null);
+			}
 		}
 	}
 
@@ -270,7 +289,9 @@ public final class CrossClusterTransactionTemplate {
 		}
 		Scope scope = new Scope(transaction);
 		CURRENT.set(scope);
+		@Nullable Runnable unbind = null;
 		try {
+			unbind = this.manager.bindToThread(transaction);
 			T result;
 			try {
 				result = work.doInTransaction(transaction);
@@ -289,6 +310,9 @@ public final class CrossClusterTransactionTemplate {
 			return result;
 		}
 		finally {
+			if (unbind != null) {
+				unbind.run();
+			}
 			CURRENT.set(null);
 		}
 	}

@@ -77,7 +77,8 @@ public class TandemTransactionAutoConfiguration {
 	CrossClusterTransactionManager crossClusterTransactionManager(TandemProperties properties, TandemClusters clusters,
 			DecisionLog decisionLog, ObjectProvider<TransactionListener> listeners, ObjectProvider<ProtocolHook> hook,
 			ObjectProvider<dev.tandem.failover.LeaderCacheRegistry> leaderCaches,
-			ObjectProvider<CrossClusterDataSource> databases, Environment environment) {
+			ObjectProvider<CrossClusterDataSource> databases,
+			ObjectProvider<dev.tandem.transaction.TransactionThreadBinding> threadBindings, Environment environment) {
 		TandemProperties.Transaction transaction = properties.getTransaction();
 		String idPrefix = transaction.getIdPrefix();
 		if (idPrefix == null || idPrefix.isBlank()) {
@@ -130,6 +131,8 @@ public class TandemTransactionAutoConfiguration {
 					clusters.adminConfig(cluster));
 		}
 		listeners.orderedStream().forEach(builder::listener);
+		// a JPA entity manager per transaction, bound where Spring's shared EntityManager looks (TandemJpaAutoConfiguration)
+		threadBindings.orderedStream().forEach(builder::threadBinding);
 		// Database participants: every CrossClusterDataSource bean (declared with that type) joins the transactions.
 		java.util.Set<String> databaseNames = new java.util.HashSet<>();
 		databases.orderedStream().forEach((database) -> {
