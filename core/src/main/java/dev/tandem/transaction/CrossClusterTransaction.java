@@ -18,6 +18,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.Serializer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -146,10 +147,12 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 */
 	public <K, V> Future<RecordMetadata> send(String cluster, ProducerRecord<K, V> record,
 			Serializer<K> keySerializer, Serializer<V> valueSerializer) {
-		byte[] key = keySerializer.serialize(record.topic(), record.headers(), record.key());
-		byte[] value = valueSerializer.serialize(record.topic(), record.headers(), record.value());
+		Headers headers = record.headers();
+		byte[] key = keySerializer.serialize(record.topic(), headers, record.key());
+		byte[] value = valueSerializer.serialize(record.topic(), headers, record.value());
+		// ProducerRecord copies the headers it is given; none to copy: not even an empty array
 		return send(cluster, new ProducerRecord<>(record.topic(), record.partition(), record.timestamp(), key, value,
-				record.headers()));
+				headers.iterator().hasNext() ? headers : null));
 	}
 
 	/**

@@ -122,11 +122,36 @@ public class ListenerContainerMonitor implements ListenerContainerStatuses, Appl
 	 * @param records the records delivered to the listener
 	 */
 	void delivered(String groupId, List<? extends ConsumerRecord<?, ?>> records) {
+		// one map update per run of records of the same partition (a delivery lists each
+		// partition's records together), not one per record
+		String topic = null;
+		int partition = -1;
+		long first = 0;
+		long next = 0;
 		for (ConsumerRecord<?, ?> record : records) {
-			this.delivered.merge(new GroupPartition(groupId, new TopicPartition(record.topic(), record.partition())),
-					new Delivered(record.offset(), record.offset() + 1),
-					(old, now) -> new Delivered(Math.min(old.first(), now.first()), Math.max(old.next(), now.next())));
+			long offset = record.offset();
+			if (record.partition() != partition || !record.topic().equals(topic)) {
+				if (topic != null) {
+					delivered(groupId, topic, partition, first, next);
+				}
+				topic = record.topic();
+				partition = record.partition();
+				first = offset;
+				next = offset + 1;
+			}
+			else {
+				first = Math.min(first, offset);
+				next = Math.max(next, offset + 1);
+			}
 		}
+		if (topic != null) {
+			delivered(groupId, topic, partition, first, next);
+		}
+	}
+
+	private void delivered(String groupId, String topic, int partition, long first, long next) {
+		this.delivered.merge(new GroupPartition(groupId, new TopicPartition(topic, partition)), new Delivered(first, next),
+				(old, now) -> new Delivered(Math.min(old.first(), now.first()), Math.max(old.next(), now.next())));
 	}
 
 	/**

@@ -1,5 +1,6 @@
 package dev.tandem.autoconfigure.transaction;
 
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -37,7 +38,7 @@ public final class ListenerInvocation {
 	ListenerInvocation(String cluster, Consumer<?, ?> consumer, List<ConsumerRecord<?, ?>> records, boolean batch) {
 		this.cluster = cluster;
 		this.consumer = consumer;
-		this.records = List.copyOf(records);
+		this.records = Collections.unmodifiableList(records);
 		this.batch = batch;
 	}
 
@@ -45,7 +46,8 @@ public final class ListenerInvocation {
 	 * Binds a delivery to the calling thread.
 	 * @param cluster the cluster the consumer reads from
 	 * @param consumer the consumer
-	 * @param records the records delivered, in delivery order
+	 * @param records the records delivered, in delivery order; kept as given, not copied: the caller
+	 *     must not change the list while it is bound
 	 * @param batch whether the listener receives them as one batch
 	 */
 	public static void bind(String cluster, Consumer<?, ?> consumer, List<ConsumerRecord<?, ?>> records, boolean batch) {
@@ -125,10 +127,29 @@ public final class ListenerInvocation {
 	 */
 	static Map<TopicPartition, Long> firstOffsets(List<? extends ConsumerRecord<?, ?>> records) {
 		Map<TopicPartition, Long> first = new LinkedHashMap<>();
+		// one map entry per run of records of the same partition, as in nextOffsets
+		String topic = null;
+		int partition = -1;
+		long lowest = -1;
 		for (ConsumerRecord<?, ?> record : records) {
-			first.merge(new TopicPartition(record.topic(), record.partition()), record.offset(), Math::min);
+			if (record.partition() != partition || !record.topic().equals(topic)) {
+				putLower(first, topic, partition, lowest);
+				topic = record.topic();
+				partition = record.partition();
+				lowest = record.offset();
+			}
+			else {
+				lowest = Math.min(lowest, record.offset());
+			}
 		}
+		putLower(first, topic, partition, lowest);
 		return first;
+	}
+
+	private static void putLower(Map<TopicPartition, Long> offsets, @Nullable String topic, int partition, long offset) {
+		if (topic != null) {
+			offsets.merge(new TopicPartition(topic, partition), offset, Math::min);
+		}
 	}
 
 	/**

@@ -44,6 +44,16 @@ class ListenerInvocationTests {
 	}
 
 	@Test
+	void eachPartitionGoesBackToItsLowestRecordInTheOrderPartitionsFirstAppear() {
+		List<ConsumerRecord<String, String>> records = List.of(record("a", 1, 9), record("a", 1, 10), record("a", 0, 5),
+				record("b", 1, 2), record("a", 0, 4), record("a", 1, 3), record("b", 1, 7), record("a", 0, 8));
+		Map<TopicPartition, Long> first = ListenerInvocation.firstOffsets(records);
+		assertThat(first).containsExactly(Map.entry(new TopicPartition("a", 1), 3L),
+				Map.entry(new TopicPartition("a", 0), 4L), Map.entry(new TopicPartition("b", 1), 2L));
+		assertThat(ListenerInvocation.firstOffsets(List.of())).isEmpty();
+	}
+
+	@Test
 	void theRecordsPastTheLimitAreSoughtBackPerPartitionToTheFirstOfThem() {
 		MockConsumer<String, String> consumer = new MockConsumer<>("earliest");
 		TopicPartition p0 = new TopicPartition("t", 0);
