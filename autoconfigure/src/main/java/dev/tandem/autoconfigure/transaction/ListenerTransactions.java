@@ -43,8 +43,11 @@ import dev.tandem.transaction.TransactionState;
  * commits on the pipeline; a listener failure on a later delivery of it aborts it whole and
  * its deliveries come again, each alone until the failing one is narrowed here.
  * <p>
- * A listener exception that the rollback rule commits on (by default a checked one, a
- * {@code SQLException} say) does not reach the container's error handler: the transaction
+ * A listener exception that the rollback rule commits on (by default a checked one, the
+ * {@code SQLException} of a database outage say; a non-transient database failure, a constraint
+ * violation, rolls back: {@code CrossClusterTransactionTemplate.defaultRollback}, so a record
+ * that breaks the database branch is narrowed like any failing one) does not reach the
+ * container's error handler: the transaction
  * commits with the records' offsets (and, pipelined, with the deliveries before it) and the
  * exception is logged at WARN; were it rethrown, the error handler would seek back and deliver
  * the committed records again, or, after a pipelined commit that failed, seek past the records
