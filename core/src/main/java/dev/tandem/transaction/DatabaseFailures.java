@@ -1,6 +1,7 @@
 package dev.tandem.transaction;
 
 import java.sql.SQLException;
+import java.sql.SQLInvalidAuthorizationSpecException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLNonTransientException;
 import java.sql.SQLRecoverableException;
@@ -26,7 +27,9 @@ import org.jspecify.annotations.Nullable;
  * {@link SQLTransientException}, an {@link SQLRecoverableException} or an
  * {@link SQLNonTransientConnectionException}. Non-transient: class {@code 22} (data exception),
  * {@code 23} (integrity constraint violation), {@code 42} (syntax error or access rule
- * violation), or any other {@link SQLNonTransientException}. Every {@code SQLException} in the
+ * violation), or any other {@link SQLNonTransientException} except refused credentials (class
+ * {@code 28}, {@link SQLInvalidAuthorizationSpecException}: the set-up's failure, not a record's,
+ * so neither). Every {@code SQLException} in the
  * cause chain (and its {@link SQLException#getNextException() next exceptions}, where a batch
  * keeps its entries' failures) is looked at; one transient failure among them makes the whole
  * failure transient, so that an outage is never taken for a bad record. Everything else (no
@@ -103,6 +106,9 @@ public final class DatabaseFailures {
 					|| state.equals("57P03")) {
 				return Kind.TRANSIENT;
 			}
+		}
+		if (ex instanceof SQLInvalidAuthorizationSpecException || (state != null && state.startsWith("28"))) {
+			return Kind.OTHER; // credentials refused: the set-up's failure, not a record's
 		}
 		return (ex instanceof SQLNonTransientException) ? Kind.NON_TRANSIENT : Kind.OTHER;
 	}

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.sql.BatchUpdateException;
 import java.sql.SQLException;
 import java.sql.SQLIntegrityConstraintViolationException;
+import java.sql.SQLInvalidAuthorizationSpecException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLSyntaxErrorException;
@@ -52,7 +53,9 @@ class DatabaseFailuresTests {
 	@Test
 	void otherStatesAndNoSqlExceptionAreNeither() {
 		for (Throwable failure : new Throwable[] { new SQLException("aborted", "25P02"),
-				new SQLException("canceled", "57014"), new SQLException("no state"), new IOException("io"), null }) {
+				new SQLException("canceled", "57014"), new SQLException("no state"), new IOException("io"),
+				new SQLException("password authentication failed", "28P01"),
+				new SQLInvalidAuthorizationSpecException("access denied"), null }) {
 			assertThat(DatabaseFailures.isNonTransient(failure)).as(String.valueOf(failure)).isFalse();
 			assertThat(DatabaseFailures.isTransient(failure)).as(String.valueOf(failure)).isFalse();
 		}
