@@ -93,6 +93,7 @@ class DatabaseOutageListenerTests {
 	@BeforeEach
 	void startDatabase() throws IOException, SQLException {
 		Copier.processed.set(0);
+		Copier.unchecked = false;
 		Outcomes.aborted.set(0);
 		try (ServerSocket socket = new ServerSocket(0)) {
 			port = socket.getLocalPort();
@@ -129,6 +130,24 @@ class DatabaseOutageListenerTests {
 			postgres = this.builder.start();
 			produced.get();
 			assertEveryRecordCopiedOnceWithItsRow(context, topic);
+		}
+	}
+
+	@Test
+	void theDatabaseRestartedUnderAListenerThrowingUncheckedDeadLettersNothingAndLosesNothing() throws Exception {
+		String topic = topics("outage-unchecked");
+		kafka.cluster("east").createTopic(topic + "-dlt", 1, (short) 1);
+		Copier.unchecked = true;
+		try (ConfigurableApplicationContext context = start(topic, "tandem.listener.failed-record=dead-letter")) {
+			CompletableFuture<Void> produced = CompletableFuture.runAsync(() -> produce(topic));
+			await().atMost(Duration.ofSeconds(60)).until(() -> Copier.processed.get() >= 1000);
+			postgres.close();
+			// the listener's unchecked exceptions abort the transactions while it is down
+			await().atMost(Duration.ofSeconds(60)).until(() -> Outcomes.aborted.get() > 0);
+			postgres = this.builder.start();
+			produced.get();
+			assertEveryRecordCopiedOnceWithItsRow(context, topic);
+			assertThat(ReadCommitted.values(kafka.cluster("east"), topic + "-dlt")).isEmpty();
 		}
 	}
 
@@ -348,6 +367,9 @@ class DatabaseOutageListenerTests {
 		/** Records the listener processed without failing, redeliveries included. */
 		static final AtomicInteger processed = new AtomicInteger();
 
+		/** Whether a failure is thrown unchecked, as Spring's {@code JdbcTemplate} throws it. */
+		static volatile boolean unchecked;
+
 		private final ClusterTransactionalTemplate<String, String> west;
 
 		private final CrossClusterDataSource dataSource;
@@ -375,6 +397,12 @@ class DatabaseOutageListenerTests {
 					insert.addBatch();
 				}
 				insert.executeBatch();
+			}
+			catch (SQLException ex) {
+				if (unchecked) {
+					throw new IllegalStateException("Could not write the rows", ex);
+				}
+				throw ex;
 			}
 			processed.addAndGet(records.size());
 		}
