@@ -2,6 +2,7 @@ package dev.tandem.autoconfigure;
 
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -19,6 +20,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -61,10 +63,19 @@ import static org.awaitility.Awaitility.await;
  * open transaction among them, are delivered again. Every record copied once, every row written
  * once, nothing lost (issue 28: the container's error handler used to seek past the pipeline's
  * rewind). Real brokers, a real PostgreSQL started by the test.
+ * <p>
+ * A failure that is not the database's but a record's own (a row that violates a unique
+ * constraint, SQL state 23505, thrown as the same checked {@code SQLException}) is narrowed to
+ * its record and failed per {@code tandem.listener.failed-record} like any listener failure: the
+ * default rollback rule aborts on it ({@code DatabaseFailures}), where it used to commit, abort
+ * at the prepare of the broken branch and deliver the records again without end.
  */
 class DatabaseOutageListenerTests {
 
 	private static final int RECORDS = 6000;
+
+	/** The record whose row another writer took first, in the poison tests. */
+	private static final int POISON = 2345;
 
 	@RegisterExtension
 	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
@@ -82,6 +93,7 @@ class DatabaseOutageListenerTests {
 	@BeforeEach
 	void startDatabase() throws IOException, SQLException {
 		Copier.processed.set(0);
+		Copier.unchecked = false;
 		Outcomes.aborted.set(0);
 		try (ServerSocket socket = new ServerSocket(0)) {
 			port = socket.getLocalPort();
@@ -122,6 +134,24 @@ class DatabaseOutageListenerTests {
 	}
 
 	@Test
+	void theDatabaseRestartedUnderAListenerThrowingUncheckedDeadLettersNothingAndLosesNothing() throws Exception {
+		String topic = topics("outage-unchecked");
+		kafka.cluster("east").createTopic(topic + "-dlt", 1, (short) 1);
+		Copier.unchecked = true;
+		try (ConfigurableApplicationContext context = start(topic, "tandem.listener.failed-record=dead-letter")) {
+			CompletableFuture<Void> produced = CompletableFuture.runAsync(() -> produce(topic));
+			await().atMost(Duration.ofSeconds(60)).until(() -> Copier.processed.get() >= 1000);
+			postgres.close();
+			// the listener's unchecked exceptions abort the transactions while it is down
+			await().atMost(Duration.ofSeconds(60)).until(() -> Outcomes.aborted.get() > 0);
+			postgres = this.builder.start();
+			produced.get();
+			assertEveryRecordCopiedOnceWithItsRow(context, topic);
+			assertThat(ReadCommitted.values(kafka.cluster("east"), topic + "-dlt")).isEmpty();
+		}
+	}
+
+	@Test
 	void theDatabaseSessionsTerminatedUnderThePipelinedListenerLoseAndDuplicateNothing() throws Exception {
 		String topic = topics("outage-terminate");
 		try (ConfigurableApplicationContext context = start(topic)) {
@@ -138,6 +168,75 @@ class DatabaseOutageListenerTests {
 			produced.get();
 			assertThat(Outcomes.aborted.get()).isPositive();
 			assertEveryRecordCopiedOnceWithItsRow(context, topic);
+		}
+	}
+
+	@Test
+	void aRowViolatingAUniqueConstraintIsDeadLetteredOnceAndEveryOtherRecordWrittenOnce() throws Exception {
+		String topic = topics("poison-dead-letter");
+		kafka.cluster("east").createTopic(topic + "-dlt", 1, (short) 1);
+		takeThePoisonRow();
+		produce(topic);
+		try (ConfigurableApplicationContext context = start(topic, "tandem.listener.failed-record=dead-letter")) {
+			await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
+				.until(() -> committedOffset(topic) == RECORDS);
+			context.getBean(KafkaListenerEndpointRegistry.class).getListenerContainer("outage").stop();
+			List<String> expected = new ArrayList<>();
+			for (int i = 0; i < RECORDS; i++) {
+				if (i != POISON) {
+					expected.add("v" + i);
+				}
+			}
+			assertThat(ReadCommitted.values(kafka.cluster("west"), topic + "-out")).hasSize(RECORDS - 1)
+				.containsExactlyInAnyOrderElementsOf(expected);
+			assertThat(ReadCommitted.values(kafka.cluster("east"), topic + "-dlt")).containsExactly("v" + POISON);
+			await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+				.until(() -> count("SELECT count(*) FROM pg_prepared_xacts") == 0);
+			// the poison row is the one written before the app started
+			assertThat(count("SELECT count(*) FROM copied")).isEqualTo(RECORDS);
+			assertThat(count("SELECT count(DISTINCT id) FROM copied")).isEqualTo(RECORDS);
+		}
+	}
+
+	@Test
+	void aRowViolatingAUniqueConstraintStopsTheContainerAtItsOffsetWithTheRecordsBeforeItWritten() throws Exception {
+		String topic = topics("poison-stop");
+		kafka.cluster("east").createTopic(topic + "-dlt", 1, (short) 1);
+		takeThePoisonRow();
+		produce(topic);
+		ConsumerRecord<byte[], byte[]> poison = ReadCommitted
+			.records(kafka.cluster("east").bootstrapServers(), topic, ReadCommitted.DEFAULT_TIMEOUT)
+			.stream()
+			.filter((record) -> new String(record.value(), StandardCharsets.UTF_8).equals("v" + POISON))
+			.findFirst()
+			.orElseThrow();
+		TopicPartition partition = new TopicPartition(topic, poison.partition());
+		try (ConfigurableApplicationContext context = start(topic, "tandem.listener.failed-record=stop")) {
+			MessageListenerContainer container = context.getBean(KafkaListenerEndpointRegistry.class)
+				.getListenerContainer("outage");
+			await().atMost(Duration.ofSeconds(120)).until(() -> !container.isRunning());
+			Map<TopicPartition, OffsetAndMetadata> offsets = ReadCommitted
+				.groupOffsets(kafka.cluster("east").bootstrapServers(), topic, topic);
+			assertThat(offsets.get(partition).offset()).isEqualTo(poison.offset());
+			List<String> copied = ReadCommitted.values(kafka.cluster("west"), topic + "-out");
+			assertThat(copied).doesNotHaveDuplicates().doesNotContain("v" + POISON);
+			// every record of the poison's partition before it is written, with its row
+			assertThat(copied).hasSizeGreaterThanOrEqualTo((int) poison.offset());
+			assertThat(offsets.values().stream().mapToLong(OffsetAndMetadata::offset).sum()).isEqualTo(copied.size());
+			assertThat(ReadCommitted.values(kafka.cluster("east"), topic + "-dlt")).isEmpty();
+			await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+				.until(() -> count("SELECT count(*) FROM pg_prepared_xacts") == 0);
+			assertThat(count("SELECT count(*) FROM copied")).isEqualTo(copied.size() + 1);
+			assertThat(count("SELECT count(*) FROM copied WHERE id = 'v" + POISON + "'")).isEqualTo(1);
+		}
+	}
+
+	/** A unique constraint on the rows, and the row of record {@link #POISON} written before the app runs. */
+	private static void takeThePoisonRow() throws SQLException {
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				Statement statement = connection.createStatement()) {
+			statement.execute("CREATE UNIQUE INDEX copied_id ON copied (id)");
+			statement.execute("INSERT INTO copied (id) VALUES ('v" + POISON + "')");
 		}
 	}
 
@@ -179,9 +278,10 @@ class DatabaseOutageListenerTests {
 		}
 	}
 
-	private ConfigurableApplicationContext start(String topic) {
+	private ConfigurableApplicationContext start(String topic, String... properties) {
 		return new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
 			.properties(kafka.clusters().tandemProperties())
+			.properties(properties)
 			.properties("tandem.clusters.east.consumer.max.poll.records=10", "tandem.transaction.id-prefix=" + topic,
 					"tandem.transaction.instance-id=" + topic + "-0",
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"), "tandem.listener.back-off=0",
@@ -267,6 +367,9 @@ class DatabaseOutageListenerTests {
 		/** Records the listener processed without failing, redeliveries included. */
 		static final AtomicInteger processed = new AtomicInteger();
 
+		/** Whether a failure is thrown unchecked, as Spring's {@code JdbcTemplate} throws it. */
+		static volatile boolean unchecked;
+
 		private final ClusterTransactionalTemplate<String, String> west;
 
 		private final CrossClusterDataSource dataSource;
@@ -294,6 +397,12 @@ class DatabaseOutageListenerTests {
 					insert.addBatch();
 				}
 				insert.executeBatch();
+			}
+			catch (SQLException ex) {
+				if (unchecked) {
+					throw new IllegalStateException("Could not write the rows", ex);
+				}
+				throw ex;
 			}
 			processed.addAndGet(records.size());
 		}

@@ -39,7 +39,11 @@ import org.jspecify.annotations.Nullable;
  * session terminated, the database restarted) fails its statements with {@code SQLException} and
  * the branch cannot prepare: the transaction aborts at commit too. Either way the caller sees
  * {@link TransactionAbortedException} from the commit, and a Tandem listener's records are
- * delivered again. Nothing here retries a statement.
+ * delivered again. Nothing here retries a statement. A statement the database refuses for what
+ * it writes (a duplicate key, a value the column refuses: {@link DatabaseFailures#isNonTransient})
+ * breaks the branch too, but its {@code SQLException} rolls back under the default rule, so the
+ * caller sees that exception and a listener's failing record is narrowed and failed like any
+ * other.
  * <p>
  * Thread-safe; the connections are not (JDBC connections are used by one thread at a time).
  *

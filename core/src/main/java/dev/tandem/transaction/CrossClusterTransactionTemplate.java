@@ -9,7 +9,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Runs a unit of work in a cross-cluster transaction bound to the calling thread: commits when
  * the work returns, aborts when it throws an exception that asks for rollback (by default any
- * {@link RuntimeException} or {@link Error}, as with Spring's {@code @Transactional}).
+ * {@link RuntimeException} or {@link Error}, as with Spring's {@code @Transactional}, and a
+ * non-transient database failure: {@link #defaultRollback(Throwable)}).
  * <p>
  * Immutable and thread-safe; the {@code with*} methods return copies. The transaction is bound
  * to the thread for the duration of the callback ({@link #currentTransaction()}), which is how
@@ -80,12 +81,22 @@ public final class CrossClusterTransactionTemplate {
 	}
 
 	/**
-	 * The default rollback rule: unchecked exceptions and errors.
+	 * The default rollback rule: unchecked exceptions and errors, as with Spring's
+	 * {@code @Transactional}, and a checked exception whose causes hold a non-transient database
+	 * failure ({@link DatabaseFailures#isNonTransient(Throwable)}: a constraint violation, a data
+	 * exception, a statement the database refuses), the {@code SQLException} of plain JDBC code
+	 * say. Such a failure has already broken the transaction's database branch (PostgreSQL refuses
+	 * every later statement of the transaction, its prepare among them), so committing on it would
+	 * abort at commit, every time the records are processed again; aborting at once makes it a
+	 * failure of the work like an unchecked one (which is what Spring's {@code JdbcTemplate} turns
+	 * the same {@code SQLException} into). A transient database failure (the database unreachable,
+	 * a deadlock) is left to the commit, which aborts when the branch could not prepare: the work
+	 * is tried again, not failed.
 	 * @param ex the exception
 	 * @return whether it aborts the transaction
 	 */
 	public static boolean defaultRollback(Throwable ex) {
-		return ex instanceof RuntimeException || ex instanceof Error;
+		return ex instanceof RuntimeException || ex instanceof Error || DatabaseFailures.isNonTransient(ex);
 	}
 
 	/**

@@ -13,7 +13,9 @@ import java.lang.annotation.Target;
  * {@code @KafkaListener} of a Tandem listener container the consumed records' offsets are
  * committed on the consumer's own cluster inside it. The method's return commits everywhere; an
  * exception that asks for rollback aborts everywhere (rules as with Spring's
- * {@code @Transactional}: unchecked exceptions and errors by default).
+ * {@code @Transactional}: unchecked exceptions and errors by default; and a checked exception
+ * holding a non-transient database failure, a constraint violation say:
+ * {@link CrossClusterTransactionTemplate#defaultRollback(Throwable)}).
  * <p>
  * Applied by {@code tandem-spring-boot-autoconfigure} with Spring AOP proxies, so self-invocation
  * is not intercepted; without Spring use {@link CrossClusterTransactionTemplate}.
@@ -33,7 +35,8 @@ public @interface CrossClusterTransactional {
 	Propagation propagation() default Propagation.REQUIRED;
 
 	/**
-	 * Exception types that abort the transaction in addition to unchecked exceptions and errors.
+	 * Exception types that abort the transaction in addition to those of the default rule
+	 * ({@link CrossClusterTransactionTemplate#defaultRollback(Throwable)}).
 	 * @return the types
 	 */
 	Class<? extends Throwable>[] rollbackFor() default {};

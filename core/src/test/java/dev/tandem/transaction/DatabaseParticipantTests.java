@@ -17,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.XAConnection;
 import javax.sql.XADataSource;
@@ -56,8 +57,9 @@ class DatabaseParticipantTests {
 
 	private static final StringSerializer STRING = new StringSerializer();
 
+	// Stops a broker: clusters of its own.
 	@RegisterExtension
-	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
+	static final EmbeddedKafkaClustersExtension kafka = EmbeddedKafkaClustersExtension.perClass(ClusterPreset.EAST1_WEST1);
 
 	private static EmbeddedPostgres postgres;
 
@@ -182,6 +184,87 @@ class DatabaseParticipantTests {
 		next.commit();
 		assertThat(amountOf("o-23")).isEqualTo(23);
 		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-23");
+	}
+
+	@Test
+	void aKafkaSendThatFailsAfterTheBranchWasPreparedRollsTheBranchBackAndShowsNothing() throws SQLException, XAException {
+		SwitchableXaDataSource source = new SwitchableXaDataSource(xaDataSource(postgres));
+		// West's sends wait in the producer until the commit flushes them (or their delivery timeout)
+		Map<String, Object> west = clientConfig("west");
+		west.put(ProducerConfig.LINGER_MS_CONFIG, 2000);
+		CrossClusterTransactionManager manager = builder(ProtocolHook.NONE, west).database("orders", source).build();
+		manager.start();
+		this.managers.add(manager);
+		// the slot's west producer learns where the partitions are
+		CrossClusterTransaction first = manager.begin();
+		insertOrder(first, "o-40", 40);
+		sendBoth(first, "o-40");
+		first.commit();
+		int westBroker = kafka.cluster("west").brokerIds().get(0);
+		CrossClusterTransaction txn = manager.begin();
+		try {
+			insertOrder(txn, "o-41", 41);
+			sendBoth(txn, "o-41");
+			// West's marker and record linger in its producer, for a broker that is gone: the commit
+			// flushes west on the executor (which fails at the sends' delivery timeout) while it
+			// prepares the branch on this thread, and learns of the failed sends once it is prepared.
+			kafka.cluster("west").stopBroker(westBroker);
+			int before = source.prepared.get();
+			assertThatExceptionOfType(TransactionAbortedException.class).isThrownBy(txn::commit)
+				.withMessageContaining("west");
+			assertThat(source.prepared.get()).isEqualTo(before + 1);
+			assertThat(txn.state()).isEqualTo(TransactionState.ABORTED);
+			// presumed abort: no decision, and the prepared branch was rolled back with the clusters
+			assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1)))
+				.isEqualTo(DecisionState.UNKNOWN);
+			assertThat(isPrepared(txn.transactionId())).isFalse();
+			assertThat(amountOf("o-41")).isNull();
+		}
+		finally {
+			kafka.cluster("west").restartBroker(westBroker);
+		}
+		// the slot's next transaction fences what west kept of the aborted one
+		CrossClusterTransaction next = manager.begin();
+		insertOrder(next, "o-42", 42);
+		sendBoth(next, "o-42");
+		next.commit();
+		assertThat(amountOf("o-42")).isEqualTo(42);
+		assertThat(preparedBranches()).isZero();
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic))
+			.containsExactly("east-o-40", "east-o-42");
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic))
+			.containsExactly("west-o-40", "west-o-42");
+	}
+
+	@Test
+	void aCheckedConstraintViolationAbortsAtOnceUnderTheDefaultRuleAndShowsNothing() throws SQLException {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		CrossClusterDataSource dataSource = new CrossClusterDataSource("orders", xaDataSource(postgres),
+				postgres.getPostgresDatabase());
+		CrossClusterTransactionTemplate template = new CrossClusterTransactionTemplate(manager);
+		CrossClusterTransaction first = manager.begin();
+		insertOrder(first, "o-50", 50);
+		first.commit();
+		List<CrossClusterTransaction> transactions = new ArrayList<>();
+		// plain JDBC: the duplicate key is a checked SQLException (23505), which breaks the branch
+		Throwable failure = catchThrowable(() -> template.executeChecked((txn) -> {
+			transactions.add(txn);
+			sendBoth(txn, "o-50");
+			try (Connection connection = dataSource.getConnection()) {
+				connection.createStatement().executeUpdate("INSERT INTO orders (id, amount) VALUES ('o-50', 51)");
+			}
+			return null;
+		}));
+		// the record's own failure, not the abort at a prepare the broken branch refuses
+		assertThat(failure).isInstanceOf(SQLException.class);
+		assertThat(((SQLException) failure).getSQLState()).isEqualTo("23505");
+		assertThat(transactions.get(0).state()).isEqualTo(TransactionState.ABORTED);
+		assertThat(this.decisionLog.state(transactions.get(0).transactionId(), Duration.ofSeconds(1)))
+			.isEqualTo(DecisionState.UNKNOWN);
+		assertThat(amountOf("o-50")).isEqualTo(50);
+		assertThat(preparedBranches()).isZero();
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
 	}
 
 	@Test
@@ -447,11 +530,15 @@ class DatabaseParticipantTests {
 	}
 
 	private CrossClusterTransactionManagerBuilder builder(ProtocolHook hook) {
+		return builder(hook, clientConfig("west"));
+	}
+
+	private CrossClusterTransactionManagerBuilder builder(ProtocolHook hook, Map<String, Object> west) {
 		return CrossClusterTransactionManager.builder()
 			.slots(1)
 			.recoveryInterval(Duration.ofMillis(500))
 			.cluster("east", clientConfig("east"))
-			.cluster("west", clientConfig("west"))
+			.cluster("west", west)
 			.idPrefix("dbtests")
 			.instanceId(this.instance)
 			.decisionLog(this.decisionLog)
@@ -474,6 +561,9 @@ class DatabaseParticipantTests {
 
 		/** While set, every branch's XA prepare fails (a database that refuses to prepare). */
 		final AtomicBoolean refusePrepare = new AtomicBoolean();
+
+		/** Branches the database prepared. */
+		final AtomicInteger prepared = new AtomicInteger();
 
 		private final XADataSource delegate;
 
@@ -503,8 +593,13 @@ class DatabaseParticipantTests {
 						XAResource resource = (XAResource) result;
 						return Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { XAResource.class },
 								(resourceProxy, call, callArgs) -> {
-									if (call.getName().equals("prepare") && this.refusePrepare.get()) {
-										throw new XAException(XAException.XAER_RMERR);
+									if (call.getName().equals("prepare")) {
+										if (this.refusePrepare.get()) {
+											throw new XAException(XAException.XAER_RMERR);
+										}
+										Object vote = invoke(resource, call, callArgs);
+										this.prepared.incrementAndGet();
+										return vote;
 									}
 									return invoke(resource, call, callArgs);
 								});

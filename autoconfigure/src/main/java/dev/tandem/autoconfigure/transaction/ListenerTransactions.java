@@ -20,6 +20,7 @@ import org.springframework.aop.ProxyMethodInvocation;
 import dev.tandem.autoconfigure.TandemProperties.Listener.FailedRecordAction;
 import dev.tandem.transaction.CrossClusterTransaction;
 import dev.tandem.transaction.CrossClusterTransactionTemplate;
+import dev.tandem.transaction.DatabaseFailures;
 import dev.tandem.transaction.InDoubtTransactionException;
 import dev.tandem.transaction.TransactionAbortedException;
 import dev.tandem.transaction.TransactionState;
@@ -43,8 +44,11 @@ import dev.tandem.transaction.TransactionState;
  * commits on the pipeline; a listener failure on a later delivery of it aborts it whole and
  * its deliveries come again, each alone until the failing one is narrowed here.
  * <p>
- * A listener exception that the rollback rule commits on (by default a checked one, a
- * {@code SQLException} say) does not reach the container's error handler: the transaction
+ * A listener exception that the rollback rule commits on (by default a checked one, the
+ * {@code SQLException} of a database outage say; a non-transient database failure, a constraint
+ * violation, rolls back: {@code CrossClusterTransactionTemplate.defaultRollback}, so a record
+ * that breaks the database branch is narrowed like any failing one) does not reach the
+ * container's error handler: the transaction
  * commits with the records' offsets (and, pipelined, with the deliveries before it) and the
  * exception is logged at WARN; were it rethrown, the error handler would seek back and deliver
  * the committed records again, or, after a pipelined commit that failed, seek past the records
@@ -170,6 +174,7 @@ final class ListenerTransactions {
 			if (size == 0) {
 				throw whole.failure;
 			}
+			throwIfTransient(whole.failure); // pipelined: once the transactions before it are done
 			if (size == 1) {
 				settle(0, whole.failure, 1);
 			}
@@ -330,8 +335,34 @@ final class ListenerTransactions {
 				committedOnListenerFailure(ex);
 				return new Attempt(null, null);
 			}
-			return listenerFailed(ex, listenerFailure[0], records);
+			Attempt failed = listenerFailed(ex, listenerFailure[0], records);
+			throwIfTransient(failed.failure);
+			return failed;
 		}
+	}
+
+	/**
+	 * A listener failure that is a transient database failure ({@link DatabaseFailures#isTransient}:
+	 * the database down or restarting, a deadlock), which the rollback rule aborted on (an unchecked
+	 * exception around it, as Spring's {@code JdbcTemplate} throws), is not the records' own: it is
+	 * not narrowed nor failed, but thrown for the container to deliver the records again from the
+	 * first one not settled, as a commit that fails is; a record listener's error handler retries it
+	 * without end. A batch's is always thrown as a {@code BatchListenerFailedException} naming that
+	 * record, never as the listener's own (whose index would have the error handler commit records
+	 * that were not).
+	 */
+	private void throwIfTransient(@Nullable Throwable failure) throws Throwable {
+		if (failure == null || !DatabaseFailures.isTransient(failure)) {
+			return;
+		}
+		logger.info("Listener on cluster '{}' failed on a transient database failure ({}): its records are delivered "
+				+ "again, not failed", this.delivery.cluster(), String.valueOf(failure));
+		if (this.delivery.batch() && this.limit > 0) {
+			throw new org.springframework.kafka.listener.BatchListenerFailedException(
+					"Transient database failure under a listener batch; delivering it again from record " + this.settled,
+					failure, Math.min(this.settled, this.limit - 1));
+		}
+		throw failure;
 	}
 
 	/**
