@@ -277,6 +277,11 @@ public final class EmbeddedCoordinator implements AutoCloseable {
 				RatisDecisionLogBuilder client = RatisDecisionLog.builder(server.group());
 				// each instance has its own embedded coordinator: its leases cannot see another instance
 				client.sharedByInstances(false);
+				if (!server.tls()) {
+					// commands go straight to the peer of this JVM, not through a loopback gRPC connection (an
+					// open access policy: the peer takes requests without its interceptor's identity envelope)
+					client.inProcessPeer(PEER_ID, server.clientRequests());
+				}
 				if (this.clientCustomizer != null) {
 					this.clientCustomizer.accept(client);
 				}

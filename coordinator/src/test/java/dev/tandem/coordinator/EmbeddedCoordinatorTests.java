@@ -79,6 +79,8 @@ class EmbeddedCoordinatorTests {
 		log.complete("t-1");
 		await().atMost(TIMEOUT).untilAsserted(() -> assertThat(log.state("t-1", TIMEOUT)).isEqualTo(DecisionState.COMPLETED));
 		assertThat(log.inDoubt("app.i1", TIMEOUT)).containsExactly(newer);
+		// the embedded peer took every command in-process, none went through its gRPC port
+		assertThat(log.commandsSentInProcess()).isEqualTo(log.commandsSent()).isEqualTo(3);
 	}
 
 	@Test

@@ -26,6 +26,7 @@ import dev.tandem.transaction.LeaseClaimedException;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
@@ -79,6 +80,9 @@ public final class RatisDecisionLog implements DecisionLog {
 
 	private final CommandBatcher batcher;
 
+	/** The peer of this JVM that takes commands directly, or null: every command goes through {@link #client}. */
+	private final @Nullable InProcessPeer inProcess;
+
 	private final @Nullable ScheduledExecutorService purger;
 
 	private final Duration closeTimeout;
@@ -114,6 +118,11 @@ public final class RatisDecisionLog implements DecisionLog {
 		this.reads = new LinearizableReads(this.group, this.client, this.followerReadClient,
 				(builder.readFrom != null) ? RaftPeerId.valueOf(builder.readFrom) : null, builder.retryBaseSleep,
 				builder.retryMaxSleep);
+		this.inProcess = (builder.inProcessPeer != null && builder.inProcessPeerId != null)
+				? new InProcessPeer(builder.inProcessPeer, RaftPeerId.valueOf(builder.inProcessPeerId),
+						this.group.toRaftGroup().getGroupId(),
+						builder.requestTimeout.multipliedBy(builder.retryMaxAttempts))
+				: null;
 		String name = "tandem-decision-log-" + instances.incrementAndGet();
 		this.batcher = new CommandBatcher(name, this::send, builder.maxBatchSize, builder.maxInFlightBatches,
 				builder.completionLinger);
@@ -359,6 +368,17 @@ public final class RatisDecisionLog implements DecisionLog {
 	}
 
 	/**
+	 * Returns the number of commands the coordinator's peer in this JVM took directly
+	 * ({@link RatisDecisionLogBuilder#inProcessPeer}), without gRPC; the rest of
+	 * {@link #commandsSent()} went through the gRPC client.
+	 * @return the count, zero or more; zero without an in-process peer
+	 * @since 0.1.0
+	 */
+	public long commandsSentInProcess() {
+		return (this.inProcess != null) ? this.inProcess.taken() : 0;
+	}
+
+	/**
 	 * Returns the number of operations (decisions, completions, aborts, purges) this client
 	 * has sent; divided by {@link #commandsSent()} it is the group-commit factor.
 	 * @return the count, zero or more
@@ -481,9 +501,19 @@ public final class RatisDecisionLog implements DecisionLog {
 
 	private CompletableFuture<List<OperationResult>> send(Command command) {
 		Message message = Message.valueOf(UnsafeByteOperations.unsafeWrap(MessageCodec.encodeCommand(command)));
-		return this.client.async().send(message).thenApply((reply) -> {
-			CoordinatorReplies.checkSuccess(reply);
-			return MessageCodec.decodeResults(reply.getMessage().getContent().newInput());
+		CompletableFuture<RaftClientReply> reply;
+		if (this.inProcess != null) {
+			// a command the in-process peer did not take (nothing appended) goes the usual way
+			reply = this.inProcess.write(message)
+				.thenCompose((answer) -> (answer != null) ? CompletableFuture.completedFuture(answer)
+						: this.client.async().send(message));
+		}
+		else {
+			reply = this.client.async().send(message);
+		}
+		return reply.thenApply((answer) -> {
+			CoordinatorReplies.checkSuccess(answer);
+			return MessageCodec.decodeResults(answer.getMessage().getContent().newInput());
 		});
 	}
 

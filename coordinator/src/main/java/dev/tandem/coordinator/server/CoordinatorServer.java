@@ -24,6 +24,7 @@ import dev.tandem.coordinator.security.CoordinatorTls;
 import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
 import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
 import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.RaftClientAsynchronousProtocol;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
@@ -451,6 +452,19 @@ public final class CoordinatorServer implements AutoCloseable {
 	 */
 	public DecisionStateMachine stateMachine() {
 		return this.stateMachine;
+	}
+
+	/**
+	 * Returns this peer's entry for client requests submitted in this JVM, the one its gRPC
+	 * service hands requests to: an embedded coordinator's decision log writes through it
+	 * ({@code RatisDecisionLogBuilder.inProcessPeer}). Requests submitted here skip the gRPC
+	 * interceptor, so they carry no caller identity: only a peer without TLS (open access policy)
+	 * accepts them.
+	 * @return the peer's client-request entry
+	 * @since 0.1.0
+	 */
+	public RaftClientAsynchronousProtocol clientRequests() {
+		return this.server;
 	}
 
 	/**
