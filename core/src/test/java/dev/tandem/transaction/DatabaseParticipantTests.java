@@ -1,10 +1,14 @@
 package dev.tandem.transaction;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -13,10 +17,13 @@ import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
 
 import javax.sql.XAConnection;
 import javax.sql.XADataSource;
@@ -69,19 +76,42 @@ class DatabaseParticipantTests {
 
 	private String instance = "";
 
+	/** Data directory and port kept, so that a trial can restart the server in place. */
+	private static Path postgresDir;
+
+	private static int postgresPort;
+
 	@BeforeAll
 	static void startPostgres() throws IOException, SQLException {
-		postgres = EmbeddedPostgres.builder().setServerConfig("max_prepared_transactions", "10").start();
+		postgresDir = Files.createTempDirectory("tandem-pg");
+		try (ServerSocket socket = new ServerSocket(0)) {
+			postgresPort = socket.getLocalPort();
+		}
+		postgres = startServer();
 		try (Connection connection = postgres.getPostgresDatabase().getConnection();
 				Statement statement = connection.createStatement()) {
 			statement.execute("CREATE TABLE orders (id VARCHAR(64) PRIMARY KEY, amount INT NOT NULL)");
 		}
 	}
 
+	private static EmbeddedPostgres startServer() throws IOException {
+		return EmbeddedPostgres.builder()
+			.setServerConfig("max_prepared_transactions", "10")
+			.setDataDirectory(postgresDir)
+			.setCleanDataDirectory(false)
+			.setPort(postgresPort)
+			.start();
+	}
+
 	@AfterAll
 	static void stopPostgres() throws IOException {
 		if (postgres != null) {
 			postgres.close();
+		}
+		if (postgresDir != null) {
+			try (Stream<Path> files = Files.walk(postgresDir)) {
+				files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+			}
 		}
 	}
 
@@ -301,6 +331,73 @@ class DatabaseParticipantTests {
 		insertOrder(next, "o-13", 13);
 		next.commit();
 		assertThat(amountOf("o-13")).isEqualTo(13);
+	}
+
+	/** A hook that stops the database once, at the step given (a restart whose second half the test runs). */
+	private static ProtocolHook stopDatabaseAt(ProtocolStep stopStep, AtomicBoolean stopped) {
+		return (transactionId, step) -> {
+			if (step == stopStep && !stopped.getAndSet(true)) {
+				try {
+					postgres.close();
+				}
+				catch (IOException ex) {
+					throw new IllegalStateException(ex);
+				}
+			}
+		};
+	}
+
+	@Test
+	void aDatabaseRestartedBetweenTheDecisionAndTheCommitStillCommitsTheBranchOnceItIsBack() throws Exception {
+		// Tried by a breaker: PostgreSQL stops after the branch is prepared and the decision written;
+		// the prepared transaction survives the restart and the in-doubt retries commit it.
+		AtomicBoolean stopped = new AtomicBoolean();
+		CrossClusterTransactionManager manager = manager(stopDatabaseAt(ProtocolStep.AFTER_DECISION, stopped));
+		CrossClusterTransaction txn = manager.begin();
+		insertOrder(txn, "o-30", 30);
+		sendBoth(txn, "o-30");
+		Throwable failure = catchThrowable(txn::commit);
+		assertThat(stopped).isTrue();
+		assertThat(txn.state()).as("never reported committed while the branch is not").isNotEqualTo(TransactionState.COMMITTED);
+		assertThat(failure).isInstanceOf(InDoubtTransactionException.class);
+
+		postgres = startServer();
+
+		await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(txn.state()).isEqualTo(TransactionState.COMMITTED));
+		assertThat(amountOf("o-30")).isEqualTo(30);
+		assertThat(preparedBranches()).isZero();
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-30");
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-30");
+		// the slot's next transaction opens a new connection
+		CrossClusterTransaction next = manager.begin();
+		insertOrder(next, "o-31", 31);
+		next.commit();
+		assertThat(amountOf("o-31")).isEqualTo(31);
+	}
+
+	@Test
+	void anAppClosedWhileTheDatabaseIsDownAfterTheDecisionCommitsTheBranchAtItsNextStart() throws Exception {
+		AtomicBoolean stopped = new AtomicBoolean();
+		CrossClusterTransactionManager closed = manager(stopDatabaseAt(ProtocolStep.AFTER_DECISION, stopped));
+		CrossClusterTransaction txn = closed.begin();
+		insertOrder(txn, "o-32", 32);
+		sendBoth(txn, "o-32");
+		assertThat(catchThrowable(txn::commit)).isInstanceOf(InDoubtTransactionException.class);
+		assertThat(stopped).isTrue();
+		// a clean close while the database is still down: it must end, and leave the branch to recovery
+		assertThat(CompletableFuture.runAsync(closed::close)).succeedsWithin(Duration.ofSeconds(60));
+		assertThat(txn.state()).isNotEqualTo(TransactionState.COMMITTED);
+
+		postgres = startServer();
+		assertThat(preparedBranches()).as("the prepared branch survived the restart").isEqualTo(1);
+		assertThat(amountOf("o-32")).isNull();
+		manager(ProtocolHook.NONE);
+
+		assertThat(preparedBranches()).isZero();
+		assertThat(amountOf("o-32")).isEqualTo(32);
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-32");
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-32");
+		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.COMPLETED);
 	}
 
 	@Test
