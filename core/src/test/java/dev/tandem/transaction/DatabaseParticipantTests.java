@@ -401,6 +401,67 @@ class DatabaseParticipantTests {
 	}
 
 	@Test
+	void aRowLockedByAPreparedBranchHoldsASecondTransactionUntilTheCommitAndNeitherDeadlocks() throws Exception {
+		String first = this.instance;
+		this.instance = first + "-other";
+		CrossClusterTransactionManager second = manager(ProtocolHook.NONE);
+		this.instance = first;
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				Statement statement = connection.createStatement()) {
+			statement.execute("INSERT INTO orders (id, amount) VALUES ('o-40', 0)");
+		}
+		List<CompletableFuture<Void>> seconds = new ArrayList<>();
+		// the first transaction's branch is prepared and decided: the second's update waits on its row lock
+		ProtocolHook startSecond = (transactionId, step) -> {
+			if (step != ProtocolStep.AFTER_DECISION || !seconds.isEmpty()) {
+				return;
+			}
+			seconds.add(CompletableFuture.runAsync(() -> {
+				CrossClusterTransaction txn = second.begin();
+				try (PreparedStatement update = txn.database("orders")
+					.prepareStatement("UPDATE orders SET amount = amount + 10 WHERE id = 'o-40'")) {
+					update.executeUpdate();
+				}
+				catch (SQLException ex) {
+					throw new IllegalStateException(ex);
+				}
+				sendBoth(txn, "o-40-second");
+				txn.commit();
+			}));
+			await().atMost(Duration.ofSeconds(30)).until(() -> lockWaiters() == 1);
+			await().atMost(Duration.ofSeconds(1)).until(() -> preparedBranches() == 1);
+		};
+		CrossClusterTransactionManager manager = manager(startSecond);
+		CrossClusterTransaction txn = manager.begin();
+		try (PreparedStatement update = txn.database("orders")
+			.prepareStatement("UPDATE orders SET amount = amount + 1 WHERE id = 'o-40'")) {
+			update.executeUpdate();
+		}
+		sendBoth(txn, "o-40-first");
+		txn.commit();
+
+		assertThat(txn.state()).isEqualTo(TransactionState.COMMITTED);
+		assertThat(seconds).hasSize(1);
+		assertThat(seconds.get(0)).succeedsWithin(Duration.ofSeconds(60));
+		assertThat(amountOf("o-40")).isEqualTo(11);
+		assertThat(preparedBranches()).isZero();
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic))
+			.containsExactly("east-o-40-first", "east-o-40-second");
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic))
+			.containsExactly("west-o-40-first", "west-o-40-second");
+	}
+
+	private static int lockWaiters() throws SQLException {
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				Statement statement = connection.createStatement();
+				ResultSet result = statement.executeQuery(
+						"SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE orders%'")) {
+			result.next();
+			return result.getInt(1);
+		}
+	}
+
+	@Test
 	void aDecidedBranchTheDatabaseRolledBackIsAHeuristicOutcome() throws SQLException {
 		CrossClusterTransactionManager crashed = manager(crashAt(ProtocolStep.AFTER_DECISION));
 		CrossClusterTransaction txn = crashed.begin();
