@@ -221,6 +221,20 @@ class JpaBreakerTests {
 	}
 
 	@Test
+	void aNestedCrossClusterTransactionWithItsOwnPersistenceContextCommitsAloneAndTheOuterOneKeepsItsOwn() {
+		assertThatIllegalStateException()
+			.isThrownBy(() -> this.bank.openAroundANewCrossClusterTransaction(801, 802, 803, "nested-1"));
+
+		// the inner transaction committed on its own; the outer one, before and after it, rolled back
+		assertThat(owners("nested-")).containsExactly("nested-1-inner");
+		assertRecords("nested-", "nested-1-inner");
+
+		this.bank.openAroundANewCrossClusterTransactionAndCommit(811, 812, 813, "nested-2");
+		assertThat(owners("nested-2")).containsExactly("nested-2", "nested-2-inner", "nested-2-after");
+		assertRecords("nested-2", "nested-2-inner", "nested-2");
+	}
+
+	@Test
 	void aCheckedExceptionTheRuleCommitsOnCommitsThePersistedEntityWithItsRecords() {
 		assertThatExceptionOfType(Bank.Refused.class).isThrownBy(() -> this.bank.openThenThrowChecked(101, "checked-1"))
 			.withMessage("checked, after the persist and the sends");
@@ -554,13 +568,28 @@ class JpaBreakerTests {
 
 		private final EntityManager entityManager;
 
-		Inner(EntityManager entityManager) {
+		private final ClusterTransactionalTemplate<String, String> east;
+
+		private final ClusterTransactionalTemplate<String, String> west;
+
+		Inner(EntityManager entityManager,
+				@Qualifier("eastTandemTemplate") ClusterTransactionalTemplate<String, String> east,
+				@Qualifier("westTandemTemplate") ClusterTransactionalTemplate<String, String> west) {
 			this.entityManager = entityManager;
+			this.east = east;
+			this.west = west;
 		}
 
 		@Transactional(propagation = Propagation.REQUIRES_NEW)
 		public void open(long id, String owner) {
 			this.entityManager.persist(new Account(id, owner, 0));
+		}
+
+		@CrossClusterTransactional(propagation = dev.tandem.transaction.Propagation.REQUIRES_NEW)
+		public void openInANewCrossClusterTransaction(long id, String owner) {
+			this.entityManager.persist(new Account(id, owner, 0));
+			this.east.send(TOPIC, owner, owner);
+			this.west.send(TOPIC, owner, owner);
 		}
 
 	}
@@ -640,6 +669,28 @@ class JpaBreakerTests {
 			catch (jakarta.persistence.PersistenceException expected) {
 				// swallowed by the application
 			}
+			send(owner);
+		}
+
+		/** Persists, runs a new cross-cluster transaction that persists, persists again, then fails. */
+		@CrossClusterTransactional
+		public void openAroundANewCrossClusterTransaction(long id, long innerId, long afterId, String owner) {
+			this.entityManager.persist(new Account(id, owner, 0));
+			this.inner.openInANewCrossClusterTransaction(innerId, owner + "-inner");
+			this.entityManager.persist(new Account(afterId, owner + "-after", 0));
+			send(owner);
+			throw new IllegalStateException("the outer transaction fails after the inner one committed");
+		}
+
+		@CrossClusterTransactional
+		public void openAroundANewCrossClusterTransactionAndCommit(long id, long innerId, long afterId,
+				String owner) {
+			this.entityManager.persist(new Account(id, owner, 0));
+			this.inner.openInANewCrossClusterTransaction(innerId, owner + "-inner");
+			this.entityManager.persist(new Account(afterId, owner + "-after", 0));
+			// the outer persistence context is the one bound again: it still manages its first entity
+			assertThat(this.entityManager.find(Account.class, id)).isNotNull();
+			assertThat(this.entityManager.contains(this.entityManager.find(Account.class, innerId))).isTrue();
 			send(owner);
 		}
 
