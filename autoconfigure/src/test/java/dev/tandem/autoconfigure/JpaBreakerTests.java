@@ -235,6 +235,19 @@ class JpaBreakerTests {
 	}
 
 	@Test
+	void aCheckedExceptionWhoseCommitFailsAtTheFlushReportsTheAbortNotTheCheckedException() {
+		this.bank.open(151, "checkedflush-1", 0);
+
+		// the rule commits on the checked exception, but the flush before phase one fails
+		assertThatExceptionOfType(TransactionAbortedException.class)
+			.isThrownBy(() -> this.bank.openDuplicateThenThrowChecked(152, 151, "checkedflush-2"))
+			.withRootCauseInstanceOf(org.postgresql.util.PSQLException.class);
+
+		assertThat(owners("checkedflush-")).containsExactly("checkedflush-1");
+		assertRecords("checkedflush-", "checkedflush-1");
+	}
+
+	@Test
 	void aCheckedExceptionTheRuleCommitsOnCommitsThePersistedEntityWithItsRecords() {
 		assertThatExceptionOfType(Bank.Refused.class).isThrownBy(() -> this.bank.openThenThrowChecked(101, "checked-1"))
 			.withMessage("checked, after the persist and the sends");
@@ -642,6 +655,14 @@ class JpaBreakerTests {
 			this.entityManager.persist(new Account(id, owner, 0));
 			send(owner);
 			throw new Refused("checked, after the persist and the sends");
+		}
+
+		@CrossClusterTransactional
+		public void openDuplicateThenThrowChecked(long id, long takenId, String owner) throws Refused {
+			this.entityManager.persist(new Account(id, owner, 0));
+			this.entityManager.persist(new Account(takenId, owner + "-duplicate", 0));
+			send(owner);
+			throw new Refused("checked, with a duplicate key waiting for the flush");
 		}
 
 		/** Returns the rows a JdbcTemplate on the same branch sees after the user's flush. */
