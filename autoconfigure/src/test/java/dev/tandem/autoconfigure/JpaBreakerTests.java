@@ -10,12 +10,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import jakarta.persistence.Entity;
@@ -90,6 +93,14 @@ class JpaBreakerTests {
 
 	static final int COPIES = 500;
 
+	/** The input and output of the listener whose flush fails once for w100 and once for w300. */
+	static final String FLUSH_IN = "jpa-breaker-flush-in";
+
+	static final String FLUSH_OUT = "jpa-breaker-flush-out";
+
+	/** The id of an account that exists before the listener starts: persisting it again fails at the flush. */
+	static final long TAKEN = 9999;
+
 	@RegisterExtension
 	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
@@ -122,6 +133,9 @@ class JpaBreakerTests {
 		}
 		kafka.cluster("east").createTopic(IN, 3, (short) 1);
 		kafka.cluster("west").createTopic(OUT, 3, (short) 1);
+		kafka.cluster("east").createTopic(FLUSH_IN, 3, (short) 1);
+		kafka.cluster("west").createTopic(FLUSH_OUT, 3, (short) 1);
+		outside("INSERT INTO brk_account (id, owner, balance, version) VALUES (?, 'taken', 0, 0)", TAKEN);
 		context = app("app-0", "tandem.datasources.ledger.url=" + postgres.getJdbcUrl("postgres", "postgres"),
 				"tandem.datasources.ledger.username=postgres")
 			.run();
@@ -216,7 +230,34 @@ class JpaBreakerTests {
 		}
 		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), OUT))
 			.containsExactlyInAnyOrderElementsOf(expected);
-		assertThat(this.jdbc.queryForList("SELECT value FROM brk_copied", String.class))
+		assertThat(this.jdbc.queryForList("SELECT value FROM brk_copied WHERE value LIKE 'v%'", String.class))
+			.containsExactlyInAnyOrderElementsOf(expected);
+	}
+
+	@Test
+	void aPipelinedJpaListenerWhoseFlushFailsBeforePrepareHasTheDeliveryAgainAndLosesNothing() throws Exception {
+		try (KafkaProducer<String, String> producer = new KafkaProducer<>(
+				Map.of("bootstrap.servers", kafka.cluster("east").bootstrapServers()), new StringSerializer(),
+				new StringSerializer())) {
+			for (int i = 0; i < COPIES; i++) {
+				producer.send(new ProducerRecord<>(FLUSH_IN, "k" + i, "w" + i));
+			}
+		}
+		await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
+			.until(() -> ReadCommitted.groupOffsets(kafka.cluster("east").bootstrapServers(), FLUSH_IN, FLUSH_IN)
+				.values()
+				.stream()
+				.mapToLong(OffsetAndMetadata::offset)
+				.sum() == COPIES);
+
+		assertThat(FlushFailingCopier.duplicates).as("deliveries whose flush met the duplicate key").hasValue(2);
+		List<String> expected = new ArrayList<>();
+		for (int i = 0; i < COPIES; i++) {
+			expected.add("w" + i);
+		}
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), FLUSH_OUT))
+			.containsExactlyInAnyOrderElementsOf(expected);
+		assertThat(this.jdbc.queryForList("SELECT value FROM brk_copied WHERE value LIKE 'w%'", String.class))
 			.containsExactlyInAnyOrderElementsOf(expected);
 	}
 
@@ -449,7 +490,7 @@ class JpaBreakerTests {
 	@Configuration(proxyBeanMethods = false)
 	@EnableAutoConfiguration
 	@EnableKafka
-	@Import({ Bank.class, Inner.class, Copier.class })
+	@Import({ Bank.class, Inner.class, Copier.class, FlushFailingCopier.class })
 	static class App {
 
 	}
@@ -552,6 +593,49 @@ class JpaBreakerTests {
 			}
 			if (fail && !failed.getAndSet(true)) {
 				throw new IllegalStateException("the first delivery of v250 fails after its persists and sends");
+			}
+		}
+
+	}
+
+	/**
+	 * A pipelined batch listener whose first delivery of w100 persists a taken key (found at the flush
+	 * before phase one, after the method returned) and whose first delivery of w300 does the same and
+	 * then throws a checked exception, on which the rollback rule commits.
+	 */
+	static class FlushFailingCopier {
+
+		static final AtomicInteger duplicates = new AtomicInteger();
+
+		static final Set<String> failedOnce = ConcurrentHashMap.newKeySet();
+
+		private final EntityManager entityManager;
+
+		private final ClusterTransactionalTemplate<String, String> west;
+
+		FlushFailingCopier(EntityManager entityManager,
+				@Qualifier("westTandemTemplate") ClusterTransactionalTemplate<String, String> west) {
+			this.entityManager = entityManager;
+			this.west = west;
+		}
+
+		@KafkaListener(id = "jpa-breaker-flush", topics = FLUSH_IN, groupId = FLUSH_IN, batch = "true",
+				containerFactory = "eastKafkaListenerContainerFactory")
+		@CrossClusterTransactional
+		public void copy(List<ConsumerRecord<String, String>> records) throws Bank.Refused {
+			boolean checked = false;
+			for (ConsumerRecord<String, String> record : records) {
+				this.entityManager.persist(new Copied(record.value()));
+				this.west.send(new ProducerRecord<>(FLUSH_OUT, record.partition(), record.key(), record.value()));
+				if ((record.value().equals("w100") || record.value().equals("w300"))
+						&& failedOnce.add(record.value())) {
+					this.entityManager.persist(new Account(TAKEN, "taken-again", 0));
+					duplicates.incrementAndGet();
+					checked |= record.value().equals("w300");
+				}
+			}
+			if (checked) {
+				throw new Bank.Refused("checked, with a duplicate key waiting for the flush");
 			}
 		}
 
