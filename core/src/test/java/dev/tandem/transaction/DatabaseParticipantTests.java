@@ -462,6 +462,62 @@ class DatabaseParticipantTests {
 	}
 
 	@Test
+	void aTransactionThatFindsNoFreePreparedSlotAbortsEverywhereAndTheOneHoldingItCommits() throws Exception {
+		// max_prepared_transactions = 1, below the two transactions at once: the second cannot prepare
+		try (EmbeddedPostgres small = EmbeddedPostgres.builder().setServerConfig("max_prepared_transactions", "1")
+			.start()) {
+			try (Connection connection = small.getPostgresDatabase().getConnection();
+					Statement statement = connection.createStatement()) {
+				statement.execute("CREATE TABLE orders (id VARCHAR(64) PRIMARY KEY, amount INT NOT NULL)");
+			}
+			String first = this.instance;
+			this.instance = first + "-other";
+			CrossClusterTransactionManager second = builder(ProtocolHook.NONE).database("orders", xaDataSource(small))
+				.build();
+			this.managers.add(second);
+			second.start();
+			this.instance = first;
+			List<Throwable> secondFailure = new ArrayList<>();
+			ProtocolHook runSecond = (transactionId, step) -> {
+				if (step != ProtocolStep.AFTER_PREPARE || !secondFailure.isEmpty()) {
+					return;
+				}
+				CrossClusterTransaction txn = second.begin();
+				try {
+					insertOrder(txn, "o-51", 51);
+				}
+				catch (SQLException ex) {
+					throw new IllegalStateException(ex);
+				}
+				sendBoth(txn, "o-51");
+				secondFailure.add(catchThrowable(txn::commit));
+			};
+			CrossClusterTransactionManager manager = builder(runSecond).database("orders", xaDataSource(small)).build();
+			this.managers.add(manager);
+			manager.start();
+			CrossClusterTransaction txn = manager.begin();
+			insertOrder(txn, "o-50", 50);
+			sendBoth(txn, "o-50");
+			txn.commit();
+
+			assertThat(txn.state()).isEqualTo(TransactionState.COMMITTED);
+			assertThat(secondFailure).singleElement()
+				.isInstanceOf(TransactionAbortedException.class)
+				.satisfies((ex) -> assertThat(ex).rootCause().hasMessageContaining("prepared transactions"));
+			try (Connection connection = small.getPostgresDatabase().getConnection();
+					Statement statement = connection.createStatement();
+					ResultSet result = statement.executeQuery("SELECT string_agg(id, ',' ORDER BY id) FROM orders")) {
+				result.next();
+				assertThat(result.getString(1)).isEqualTo("o-50");
+			}
+			assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-50");
+			assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-50");
+			manager.close();
+			second.close();
+		}
+	}
+
+	@Test
 	void aDecidedBranchTheDatabaseRolledBackIsAHeuristicOutcome() throws SQLException {
 		CrossClusterTransactionManager crashed = manager(crashAt(ProtocolStep.AFTER_DECISION));
 		CrossClusterTransaction txn = crashed.begin();
