@@ -518,6 +518,59 @@ class DatabaseParticipantTests {
 	}
 
 	@Test
+	void aUserWithoutCreateOnTheSchemaStartsWhenTheMarkerTableExistsAndIsToldTheFixWhenItDoesNot() throws SQLException {
+		// least privilege: the application's user may not create tables; its DBA creates Tandem's once
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				Statement statement = connection.createStatement()) {
+			statement.execute("CREATE ROLE limited LOGIN");
+			statement.execute("CREATE DATABASE limited_ready");
+			statement.execute("CREATE DATABASE limited_bare");
+		}
+		for (String database : List.of("limited_ready", "limited_bare")) {
+			try (Connection connection = postgres.getDatabase("postgres", database).getConnection();
+					Statement statement = connection.createStatement()) {
+				statement.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+				if (database.equals("limited_ready")) {
+					statement.execute("CREATE TABLE tandem_markers (transaction_id VARCHAR(600) NOT NULL PRIMARY KEY, "
+							+ "created_at BIGINT NOT NULL)");
+					statement.execute("GRANT SELECT, INSERT, DELETE ON tandem_markers TO limited");
+					statement.execute("CREATE TABLE orders (id VARCHAR(64) PRIMARY KEY, amount INT NOT NULL)");
+					statement.execute("GRANT SELECT, INSERT, UPDATE ON orders TO limited");
+				}
+			}
+		}
+
+		CrossClusterTransactionManager ready = builder(ProtocolHook.NONE)
+			.database("orders", limitedXaDataSource("limited_ready"))
+			.build();
+		this.managers.add(ready);
+		ready.start();
+		CrossClusterTransaction txn = ready.begin();
+		insertOrder(txn, "o-60", 60);
+		sendBoth(txn, "o-60");
+		txn.commit();
+		assertThat(txn.state()).isEqualTo(TransactionState.COMMITTED);
+		ready.close();
+
+		this.instance = this.instance + "-bare";
+		CrossClusterTransactionManager bare = builder(ProtocolHook.NONE)
+			.database("orders", limitedXaDataSource("limited_bare"))
+			.build();
+		this.managers.add(bare);
+		assertThatExceptionOfType(TandemException.class).isThrownBy(bare::start)
+			.withMessageContaining("tandem_markers")
+			.withMessageContaining("CREATE TABLE tandem_markers");
+	}
+
+	private static PGXADataSource limitedXaDataSource(String database) {
+		PGXADataSource dataSource = new PGXADataSource();
+		dataSource.setUrl("jdbc:postgresql://localhost:" + postgres.getPort() + "/" + database + "?user=limited");
+		dataSource.setConnectTimeout(10);
+		dataSource.setSocketTimeout(30);
+		return dataSource;
+	}
+
+	@Test
 	void aDecidedBranchTheDatabaseRolledBackIsAHeuristicOutcome() throws SQLException {
 		CrossClusterTransactionManager crashed = manager(crashAt(ProtocolStep.AFTER_DECISION));
 		CrossClusterTransaction txn = crashed.begin();
