@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import jakarta.persistence.Entity;
 import jakarta.persistence.EntityManager;
+import jakarta.persistence.EntityManagerFactory;
 import jakarta.persistence.FetchType;
 import jakarta.persistence.GeneratedValue;
 import jakarta.persistence.GenerationType;
@@ -56,8 +57,10 @@ import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.kafka.annotation.EnableKafka;
 import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.orm.jpa.EntityManagerHolder;
 import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import dev.tandem.autoconfigure.diagnostics.PreparedTransactionsDisabledFailureAnalyzer;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
@@ -286,6 +289,27 @@ class JpaBreakerTests {
 
 		assertThat(owners("checkedflush-")).containsExactly("checkedflush-1");
 		assertRecords("checkedflush-", "checkedflush-1");
+	}
+
+	@Test
+	void anEntityOfAnOpenEntityManagerInViewChangedInsideIsWrittenWithTheRecords() {
+		this.bank.open(901, "view-1", 0);
+		// what Spring's OpenEntityManagerInViewInterceptor does for a web request (spring.jpa.open-in-view)
+		EntityManagerFactory factory = context.getBean(EntityManagerFactory.class);
+		EntityManager view = factory.createEntityManager();
+		TransactionSynchronizationManager.bindResource(factory, new EntityManagerHolder(view));
+		try {
+			Account managed = this.bank.findOutside(901);
+			assertThat(view.contains(managed)).isTrue();
+			this.bank.add(managed, 5, "view-2");
+		}
+		finally {
+			TransactionSynchronizationManager.unbindResource(factory);
+			view.close();
+		}
+
+		assertRecords("view-", "view-1", "view-2");
+		assertThat(balance(901)).as("the change whose records committed").isEqualTo(5);
 	}
 
 	@Test
@@ -797,6 +821,18 @@ class JpaBreakerTests {
 			assertThat(this.entityManager.find(Account.class, id)).isNotNull();
 			assertThat(this.entityManager.contains(this.entityManager.find(Account.class, innerId))).isTrue();
 			send(owner);
+		}
+
+		/** Outside any transaction: the entity manager bound to the thread (open in view), if any. */
+		public Account findOutside(long id) {
+			return this.entityManager.find(Account.class, id);
+		}
+
+		/** Changes an entity it is handed, counting on dirty checking to write it. */
+		@CrossClusterTransactional
+		public void add(Account account, int amount, String value) {
+			account.balance += amount;
+			send(value);
 		}
 
 		@CrossClusterTransactional
