@@ -48,6 +48,9 @@ final class Databases {
 	 */
 	static final String MARKER_TABLE = "tandem_markers";
 
+	/** The marker table's columns, as created at start-up. */
+	static final String MARKER_COLUMNS = "transaction_id VARCHAR(600) NOT NULL PRIMARY KEY, created_at BIGINT NOT NULL";
+
 	private final Map<String, XADataSource> sources;
 
 	private final String owner;
@@ -124,10 +127,8 @@ final class Databases {
 			if ("PostgreSQL".equals(product)) {
 				checkPostgresql(database, connection);
 			}
-			try (Statement statement = connection.createStatement()) {
-				statement.setQueryTimeout(queryTimeoutSeconds());
-				statement.execute("CREATE TABLE IF NOT EXISTS " + MARKER_TABLE
-						+ " (transaction_id VARCHAR(600) NOT NULL PRIMARY KEY, created_at BIGINT NOT NULL)");
+			if (!markerTableExists(connection)) {
+				createMarkerTable(database, connection);
 			}
 			connection.close();
 			// An empty branch, prepared and rolled back: XA works for this user on this database.
@@ -143,6 +144,35 @@ final class Databases {
 		}
 		finally {
 			xa.close();
+		}
+	}
+
+	/**
+	 * Whether the marker table exists and this user can read it. Looked up before any
+	 * {@code CREATE TABLE IF NOT EXISTS}, which PostgreSQL refuses to a user without CREATE on the
+	 * schema even when the table exists (a table created once by the database's owner).
+	 */
+	private boolean markerTableExists(Connection connection) {
+		try (Statement statement = connection.createStatement()) {
+			statement.setQueryTimeout(queryTimeoutSeconds());
+			statement.executeQuery("SELECT transaction_id, created_at FROM " + MARKER_TABLE + " WHERE 1 = 0").close();
+			return true;
+		}
+		catch (SQLException ex) {
+			return false;
+		}
+	}
+
+	private void createMarkerTable(String database, Connection connection) {
+		try (Statement statement = connection.createStatement()) {
+			statement.setQueryTimeout(queryTimeoutSeconds());
+			statement.execute("CREATE TABLE IF NOT EXISTS " + MARKER_TABLE + " (" + MARKER_COLUMNS + ")");
+		}
+		catch (SQLException ex) {
+			throw new TandemException("Database '" + database + "' has no marker table " + MARKER_TABLE
+					+ " and this user cannot create it: " + DatabaseParticipant.describe(ex) + ". Grant the user "
+					+ "CREATE on its schema, or create the table once as the schema's owner: CREATE TABLE "
+					+ MARKER_TABLE + " (" + MARKER_COLUMNS + "), and grant the user SELECT and INSERT on it", ex);
 		}
 	}
 

@@ -1,10 +1,14 @@
 package dev.tandem.transaction;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -13,11 +17,14 @@ import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 
 import javax.sql.XAConnection;
 import javax.sql.XADataSource;
@@ -71,19 +78,42 @@ class DatabaseParticipantTests {
 
 	private String instance = "";
 
+	/** Data directory and port kept, so that a trial can restart the server in place. */
+	private static Path postgresDir;
+
+	private static int postgresPort;
+
 	@BeforeAll
 	static void startPostgres() throws IOException, SQLException {
-		postgres = EmbeddedPostgres.builder().setServerConfig("max_prepared_transactions", "10").start();
+		postgresDir = Files.createTempDirectory("tandem-pg");
+		try (ServerSocket socket = new ServerSocket(0)) {
+			postgresPort = socket.getLocalPort();
+		}
+		postgres = startServer();
 		try (Connection connection = postgres.getPostgresDatabase().getConnection();
 				Statement statement = connection.createStatement()) {
 			statement.execute("CREATE TABLE orders (id VARCHAR(64) PRIMARY KEY, amount INT NOT NULL)");
 		}
 	}
 
+	private static EmbeddedPostgres startServer() throws IOException {
+		return EmbeddedPostgres.builder()
+			.setServerConfig("max_prepared_transactions", "10")
+			.setDataDirectory(postgresDir)
+			.setCleanDataDirectory(false)
+			.setPort(postgresPort)
+			.start();
+	}
+
 	@AfterAll
 	static void stopPostgres() throws IOException {
 		if (postgres != null) {
 			postgres.close();
+		}
+		if (postgresDir != null) {
+			try (Stream<Path> files = Files.walk(postgresDir)) {
+				files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+			}
 		}
 	}
 
@@ -384,6 +414,243 @@ class DatabaseParticipantTests {
 		insertOrder(next, "o-13", 13);
 		next.commit();
 		assertThat(amountOf("o-13")).isEqualTo(13);
+	}
+
+	/** A hook that stops the database once, at the step given (a restart whose second half the test runs). */
+	private static ProtocolHook stopDatabaseAt(ProtocolStep stopStep, AtomicBoolean stopped) {
+		return (transactionId, step) -> {
+			if (step == stopStep && !stopped.getAndSet(true)) {
+				try {
+					postgres.close();
+				}
+				catch (IOException ex) {
+					throw new IllegalStateException(ex);
+				}
+			}
+		};
+	}
+
+	@Test
+	void aDatabaseRestartedBetweenTheDecisionAndTheCommitStillCommitsTheBranchOnceItIsBack() throws Exception {
+		// Tried by a breaker: PostgreSQL stops after the branch is prepared and the decision written;
+		// the prepared transaction survives the restart and the in-doubt retries commit it.
+		AtomicBoolean stopped = new AtomicBoolean();
+		CrossClusterTransactionManager manager = manager(stopDatabaseAt(ProtocolStep.AFTER_DECISION, stopped));
+		CrossClusterTransaction txn = manager.begin();
+		insertOrder(txn, "o-30", 30);
+		sendBoth(txn, "o-30");
+		Throwable failure = catchThrowable(txn::commit);
+		assertThat(stopped).isTrue();
+		assertThat(txn.state()).as("never reported committed while the branch is not").isNotEqualTo(TransactionState.COMMITTED);
+		assertThat(failure).isInstanceOf(InDoubtTransactionException.class);
+
+		postgres = startServer();
+
+		await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(txn.state()).isEqualTo(TransactionState.COMMITTED));
+		assertThat(amountOf("o-30")).isEqualTo(30);
+		assertThat(preparedBranches()).isZero();
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-30");
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-30");
+		// the slot's next transaction opens a new connection
+		CrossClusterTransaction next = manager.begin();
+		insertOrder(next, "o-31", 31);
+		next.commit();
+		assertThat(amountOf("o-31")).isEqualTo(31);
+	}
+
+	@Test
+	void anAppClosedWhileTheDatabaseIsDownAfterTheDecisionCommitsTheBranchAtItsNextStart() throws Exception {
+		AtomicBoolean stopped = new AtomicBoolean();
+		CrossClusterTransactionManager closed = manager(stopDatabaseAt(ProtocolStep.AFTER_DECISION, stopped));
+		CrossClusterTransaction txn = closed.begin();
+		insertOrder(txn, "o-32", 32);
+		sendBoth(txn, "o-32");
+		assertThat(catchThrowable(txn::commit)).isInstanceOf(InDoubtTransactionException.class);
+		assertThat(stopped).isTrue();
+		// a clean close while the database is still down: it must end, and leave the branch to recovery
+		assertThat(CompletableFuture.runAsync(closed::close)).succeedsWithin(Duration.ofSeconds(60));
+		assertThat(txn.state()).isNotEqualTo(TransactionState.COMMITTED);
+
+		postgres = startServer();
+		assertThat(preparedBranches()).as("the prepared branch survived the restart").isEqualTo(1);
+		assertThat(amountOf("o-32")).isNull();
+		manager(ProtocolHook.NONE);
+
+		assertThat(preparedBranches()).isZero();
+		assertThat(amountOf("o-32")).isEqualTo(32);
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-32");
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-32");
+		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.COMPLETED);
+	}
+
+	@Test
+	void aRowLockedByAPreparedBranchHoldsASecondTransactionUntilTheCommitAndNeitherDeadlocks() throws Exception {
+		String first = this.instance;
+		this.instance = first + "-other";
+		CrossClusterTransactionManager second = manager(ProtocolHook.NONE);
+		this.instance = first;
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				Statement statement = connection.createStatement()) {
+			statement.execute("INSERT INTO orders (id, amount) VALUES ('o-40', 0)");
+		}
+		List<CompletableFuture<Void>> seconds = new ArrayList<>();
+		// the first transaction's branch is prepared and decided: the second's update waits on its row lock
+		ProtocolHook startSecond = (transactionId, step) -> {
+			if (step != ProtocolStep.AFTER_DECISION || !seconds.isEmpty()) {
+				return;
+			}
+			seconds.add(CompletableFuture.runAsync(() -> {
+				CrossClusterTransaction txn = second.begin();
+				try (PreparedStatement update = txn.database("orders")
+					.prepareStatement("UPDATE orders SET amount = amount + 10 WHERE id = 'o-40'")) {
+					update.executeUpdate();
+				}
+				catch (SQLException ex) {
+					throw new IllegalStateException(ex);
+				}
+				sendBoth(txn, "o-40-second");
+				txn.commit();
+			}));
+			await().atMost(Duration.ofSeconds(30)).until(() -> lockWaiters() == 1);
+			await().atMost(Duration.ofSeconds(1)).until(() -> preparedBranches() == 1);
+		};
+		CrossClusterTransactionManager manager = manager(startSecond);
+		CrossClusterTransaction txn = manager.begin();
+		try (PreparedStatement update = txn.database("orders")
+			.prepareStatement("UPDATE orders SET amount = amount + 1 WHERE id = 'o-40'")) {
+			update.executeUpdate();
+		}
+		sendBoth(txn, "o-40-first");
+		txn.commit();
+
+		assertThat(txn.state()).isEqualTo(TransactionState.COMMITTED);
+		assertThat(seconds).hasSize(1);
+		assertThat(seconds.get(0)).succeedsWithin(Duration.ofSeconds(60));
+		assertThat(amountOf("o-40")).isEqualTo(11);
+		assertThat(preparedBranches()).isZero();
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic))
+			.containsExactly("east-o-40-first", "east-o-40-second");
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic))
+			.containsExactly("west-o-40-first", "west-o-40-second");
+	}
+
+	private static int lockWaiters() throws SQLException {
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				Statement statement = connection.createStatement();
+				ResultSet result = statement.executeQuery(
+						"SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE orders%'")) {
+			result.next();
+			return result.getInt(1);
+		}
+	}
+
+	@Test
+	void aTransactionThatFindsNoFreePreparedSlotAbortsEverywhereAndTheOneHoldingItCommits() throws Exception {
+		// max_prepared_transactions = 1, below the two transactions at once: the second cannot prepare
+		try (EmbeddedPostgres small = EmbeddedPostgres.builder().setServerConfig("max_prepared_transactions", "1")
+			.start()) {
+			try (Connection connection = small.getPostgresDatabase().getConnection();
+					Statement statement = connection.createStatement()) {
+				statement.execute("CREATE TABLE orders (id VARCHAR(64) PRIMARY KEY, amount INT NOT NULL)");
+			}
+			String first = this.instance;
+			this.instance = first + "-other";
+			CrossClusterTransactionManager second = builder(ProtocolHook.NONE).database("orders", xaDataSource(small))
+				.build();
+			this.managers.add(second);
+			second.start();
+			this.instance = first;
+			List<Throwable> secondFailure = new ArrayList<>();
+			ProtocolHook runSecond = (transactionId, step) -> {
+				if (step != ProtocolStep.AFTER_PREPARE || !secondFailure.isEmpty()) {
+					return;
+				}
+				CrossClusterTransaction txn = second.begin();
+				try {
+					insertOrder(txn, "o-51", 51);
+				}
+				catch (SQLException ex) {
+					throw new IllegalStateException(ex);
+				}
+				sendBoth(txn, "o-51");
+				secondFailure.add(catchThrowable(txn::commit));
+			};
+			CrossClusterTransactionManager manager = builder(runSecond).database("orders", xaDataSource(small)).build();
+			this.managers.add(manager);
+			manager.start();
+			CrossClusterTransaction txn = manager.begin();
+			insertOrder(txn, "o-50", 50);
+			sendBoth(txn, "o-50");
+			txn.commit();
+
+			assertThat(txn.state()).isEqualTo(TransactionState.COMMITTED);
+			assertThat(secondFailure).singleElement()
+				.isInstanceOf(TransactionAbortedException.class)
+				.satisfies((ex) -> assertThat(ex).rootCause().hasMessageContaining("prepared transactions"));
+			try (Connection connection = small.getPostgresDatabase().getConnection();
+					Statement statement = connection.createStatement();
+					ResultSet result = statement.executeQuery("SELECT string_agg(id, ',' ORDER BY id) FROM orders")) {
+				result.next();
+				assertThat(result.getString(1)).isEqualTo("o-50");
+			}
+			assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-50");
+			assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-50");
+			manager.close();
+			second.close();
+		}
+	}
+
+	@Test
+	void aUserWithoutCreateOnTheSchemaStartsWhenTheMarkerTableExistsAndIsToldTheFixWhenItDoesNot() throws SQLException {
+		// least privilege: the application's user may not create tables; its DBA creates Tandem's once
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				Statement statement = connection.createStatement()) {
+			statement.execute("CREATE ROLE limited LOGIN");
+			statement.execute("CREATE DATABASE limited_ready");
+			statement.execute("CREATE DATABASE limited_bare");
+		}
+		for (String database : List.of("limited_ready", "limited_bare")) {
+			try (Connection connection = postgres.getDatabase("postgres", database).getConnection();
+					Statement statement = connection.createStatement()) {
+				statement.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+				if (database.equals("limited_ready")) {
+					statement.execute("CREATE TABLE tandem_markers (transaction_id VARCHAR(600) NOT NULL PRIMARY KEY, "
+							+ "created_at BIGINT NOT NULL)");
+					statement.execute("GRANT SELECT, INSERT, DELETE ON tandem_markers TO limited");
+					statement.execute("CREATE TABLE orders (id VARCHAR(64) PRIMARY KEY, amount INT NOT NULL)");
+					statement.execute("GRANT SELECT, INSERT, UPDATE ON orders TO limited");
+				}
+			}
+		}
+
+		CrossClusterTransactionManager ready = builder(ProtocolHook.NONE)
+			.database("orders", limitedXaDataSource("limited_ready"))
+			.build();
+		this.managers.add(ready);
+		ready.start();
+		CrossClusterTransaction txn = ready.begin();
+		insertOrder(txn, "o-60", 60);
+		sendBoth(txn, "o-60");
+		txn.commit();
+		assertThat(txn.state()).isEqualTo(TransactionState.COMMITTED);
+		ready.close();
+
+		this.instance = this.instance + "-bare";
+		CrossClusterTransactionManager bare = builder(ProtocolHook.NONE)
+			.database("orders", limitedXaDataSource("limited_bare"))
+			.build();
+		this.managers.add(bare);
+		assertThatExceptionOfType(TandemException.class).isThrownBy(bare::start)
+			.withMessageContaining("tandem_markers")
+			.withMessageContaining("CREATE TABLE tandem_markers");
+	}
+
+	private static PGXADataSource limitedXaDataSource(String database) {
+		PGXADataSource dataSource = new PGXADataSource();
+		dataSource.setUrl("jdbc:postgresql://localhost:" + postgres.getPort() + "/" + database + "?user=limited");
+		dataSource.setConnectTimeout(10);
+		dataSource.setSocketTimeout(30);
+		return dataSource;
 	}
 
 	@Test
