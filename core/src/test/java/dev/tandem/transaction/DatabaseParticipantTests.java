@@ -491,7 +491,7 @@ class DatabaseParticipantTests {
 		this.instance = first;
 		try (Connection connection = postgres.getPostgresDatabase().getConnection();
 				Statement statement = connection.createStatement()) {
-			statement.execute("INSERT INTO orders (id, amount) VALUES ('o-40', 0)");
+			statement.execute("INSERT INTO orders (id, amount) VALUES ('o-locked', 0)");
 		}
 		List<CompletableFuture<Void>> seconds = new ArrayList<>();
 		// the first transaction's branch is prepared and decided: the second's update waits on its row lock
@@ -502,13 +502,13 @@ class DatabaseParticipantTests {
 			seconds.add(CompletableFuture.runAsync(() -> {
 				CrossClusterTransaction txn = second.begin();
 				try (PreparedStatement update = txn.database("orders")
-					.prepareStatement("UPDATE orders SET amount = amount + 10 WHERE id = 'o-40'")) {
+					.prepareStatement("UPDATE orders SET amount = amount + 10 WHERE id = 'o-locked'")) {
 					update.executeUpdate();
 				}
 				catch (SQLException ex) {
 					throw new IllegalStateException(ex);
 				}
-				sendBoth(txn, "o-40-second");
+				sendBoth(txn, "o-locked-second");
 				txn.commit();
 			}));
 			await().atMost(Duration.ofSeconds(30)).until(() -> lockWaiters() == 1);
@@ -517,21 +517,21 @@ class DatabaseParticipantTests {
 		CrossClusterTransactionManager manager = manager(startSecond);
 		CrossClusterTransaction txn = manager.begin();
 		try (PreparedStatement update = txn.database("orders")
-			.prepareStatement("UPDATE orders SET amount = amount + 1 WHERE id = 'o-40'")) {
+			.prepareStatement("UPDATE orders SET amount = amount + 1 WHERE id = 'o-locked'")) {
 			update.executeUpdate();
 		}
-		sendBoth(txn, "o-40-first");
+		sendBoth(txn, "o-locked-first");
 		txn.commit();
 
 		assertThat(txn.state()).isEqualTo(TransactionState.COMMITTED);
 		assertThat(seconds).hasSize(1);
 		assertThat(seconds.get(0)).succeedsWithin(Duration.ofSeconds(60));
-		assertThat(amountOf("o-40")).isEqualTo(11);
+		assertThat(amountOf("o-locked")).isEqualTo(11);
 		assertThat(preparedBranches()).isZero();
 		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic))
-			.containsExactly("east-o-40-first", "east-o-40-second");
+			.containsExactly("east-o-locked-first", "east-o-locked-second");
 		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic))
-			.containsExactly("west-o-40-first", "west-o-40-second");
+			.containsExactly("west-o-locked-first", "west-o-locked-second");
 	}
 
 	private static int lockWaiters() throws SQLException {
