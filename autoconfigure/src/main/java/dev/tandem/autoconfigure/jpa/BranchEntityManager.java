@@ -5,6 +5,8 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
 
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceException;
@@ -58,6 +60,12 @@ final class BranchEntityManager implements TransactionSynchronization {
 
 	private @Nullable String rollbackOnly;
 
+	/**
+	 * Entity managers bound to the thread before the transaction (open in view, an outer JPA
+	 * transaction on the pool) that had no pending change when it set them aside.
+	 */
+	private final List<EntityManager> setAside = new ArrayList<>();
+
 	BranchEntityManager(SessionFactory sessionFactory, CrossClusterDataSource dataSource, String transactionId) {
 		this.sessionFactory = sessionFactory;
 		this.dataSource = dataSource;
@@ -78,6 +86,25 @@ final class BranchEntityManager implements TransactionSynchronization {
 	/** Returns the branch entity manager of a holder, or null if it is not one. */
 	static @Nullable BranchEntityManager of(@Nullable Object holder) {
 		return (holder instanceof Holder branch) ? branch.branch : null;
+	}
+
+	/**
+	 * Watches an entity manager bound to the thread before the transaction and set aside while it
+	 * runs (Spring Boot's {@code spring.jpa.open-in-view}, on by default in web apps, or a JPA
+	 * transaction on the pool around it), if it has no pending change now: an entity it loaded and
+	 * the transaction's work changes would not be written by the transaction, whose writes go
+	 * through this entity manager only, so {@link #beforePrepare()} refuses the commit instead of
+	 * committing the records without the change.
+	 * @param view the entity manager set aside
+	 */
+	void watchSetAside(EntityManager view) {
+		if (this.setAside.stream().noneMatch((watched) -> watched == view) && view.isOpen() && !isDirty(view)) {
+			this.setAside.add(view);
+		}
+	}
+
+	private static boolean isDirty(EntityManager entityManager) {
+		return entityManager.unwrap(Session.class).isDirty();
 	}
 
 	/** Whether the session was opened (the transaction used JPA). */
@@ -179,6 +206,15 @@ final class BranchEntityManager implements TransactionSynchronization {
 	 */
 	@Override
 	public void beforePrepare() {
+		for (EntityManager view : this.setAside) {
+			if (view.isOpen() && isDirty(view)) {
+				throw new IllegalStateException("Cross-cluster transaction " + this.transactionId + " cannot commit: "
+						+ "it changed an entity of the entity manager bound to the thread before it (Spring Boot's "
+						+ "spring.jpa.open-in-view, or a JPA transaction around it), whose changes it does not write. "
+						+ "Load the entity inside the @CrossClusterTransactional method (or merge it there: "
+						+ "entityManager.merge / repository.save), or set spring.jpa.open-in-view=false");
+			}
+		}
 		Session current = this.session;
 		if (current == null) {
 			this.closed = true;

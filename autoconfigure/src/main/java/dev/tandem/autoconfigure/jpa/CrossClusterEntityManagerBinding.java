@@ -2,6 +2,7 @@ package dev.tandem.autoconfigure.jpa;
 
 import jakarta.persistence.EntityManagerFactory;
 import org.hibernate.SessionFactory;
+import org.springframework.orm.jpa.EntityManagerHolder;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import dev.tandem.transaction.CrossClusterDataSource;
@@ -19,7 +20,10 @@ import dev.tandem.transaction.TransactionThreadBinding;
  * database for it), is flushed before phase one ({@code TransactionSynchronization.beforePrepare},
  * so a constraint violation at flush aborts the transaction everywhere), and is closed when the
  * transaction ends. A holder bound before (a Spring JPA transaction on the pool around the
- * cross-cluster one) is set aside meanwhile and bound again afterwards.
+ * cross-cluster one, or Spring Boot's {@code spring.jpa.open-in-view}) is set aside meanwhile and bound
+ * again afterwards; a change the transaction makes to an entity of that one is not its write, so
+ * the commit is refused (it aborts everywhere, naming the fix) rather than committing the records
+ * without it.
  * <p>
  * Thread-safe.
  *
@@ -55,6 +59,9 @@ public class CrossClusterEntityManagerBinding implements TransactionThreadBindin
 			transaction.registerSynchronization(branch);
 		}
 		Object previous = TransactionSynchronizationManager.unbindResourceIfPossible(this.entityManagerFactory);
+		if (previous instanceof EntityManagerHolder view && BranchEntityManager.of(previous) == null) {
+			branch.watchSetAside(view.getEntityManager());
+		}
 		TransactionSynchronizationManager.bindResource(this.entityManagerFactory, branch.holder());
 		return () -> {
 			TransactionSynchronizationManager.unbindResourceIfPossible(this.entityManagerFactory);
