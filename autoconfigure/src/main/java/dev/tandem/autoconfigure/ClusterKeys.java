@@ -15,6 +15,7 @@ import org.springframework.boot.context.properties.source.IterableConfigurationP
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.Environment;
 
+import dev.tandem.autoconfigure.diagnostics.NearestName;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
 
 /**
@@ -113,7 +114,7 @@ final class ClusterKeys {
 		// the whole key, and its Kafka spelling with dots (bootstrap.servers)
 		for (String written : List.of(plain, plain.replace('.', '-'))) {
 			for (String known : EXACT) {
-				int distance = distance(written, known);
+				int distance = NearestName.distance(written, known);
 				if (distance < bestDistance && distance <= Math.max(2, known.length() / 4)) {
 					best = known;
 					bestDistance = distance;
@@ -125,7 +126,7 @@ final class ClusterKeys {
 		if (dot > 0) {
 			String head = plain.substring(0, dot);
 			for (String group : GROUPS) {
-				int distance = distance(head, group);
+				int distance = NearestName.distance(head, group);
 				if (distance < bestDistance && distance <= 2) {
 					best = group + plain.substring(dot);
 					bestDistance = distance;
@@ -133,28 +134,6 @@ final class ClusterKeys {
 			}
 		}
 		return best;
-	}
-
-	/** Levenshtein distance, case-insensitive. */
-	private static int distance(String a, String b) {
-		String x = a.toLowerCase(java.util.Locale.ROOT);
-		String y = b.toLowerCase(java.util.Locale.ROOT);
-		int[] previous = new int[y.length() + 1];
-		int[] current = new int[y.length() + 1];
-		for (int j = 0; j <= y.length(); j++) {
-			previous[j] = j;
-		}
-		for (int i = 1; i <= x.length(); i++) {
-			current[0] = i;
-			for (int j = 1; j <= y.length(); j++) {
-				int substitution = previous[j - 1] + ((x.charAt(i - 1) == y.charAt(j - 1)) ? 0 : 1);
-				current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
-			}
-			int[] swap = previous;
-			previous = current;
-			current = swap;
-		}
-		return previous[y.length()];
 	}
 
 }

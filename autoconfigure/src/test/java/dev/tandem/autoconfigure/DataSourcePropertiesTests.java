@@ -168,7 +168,12 @@ class DataSourcePropertiesTests {
 			.containsEntry("property", "tandem.datasources.ledger.url");
 		assertThat(startFailure("app-1", "tandem.datasources.ledger.url=" + postgres.getJdbcUrl("postgres", "postgres"),
 				"tandem.datasources.ledger.xa-properties.socket-timeuot=30"))
-			.containsEntry("property", "tandem.datasources.ledger.xa-properties.socket-timeuot");
+			.containsEntry("property", "tandem.datasources.ledger.xa-properties.socket-timeuot")
+			// the property it most likely meant, a real one of PGXADataSource
+			.hasEntrySatisfying("action", (action) -> assertThat(action)
+				.contains("did you mean tandem.datasources.ledger.xa-properties.socket-timeuot -> "
+						+ "tandem.datasources.ledger.xa-properties.socket-timeout?")
+				.contains("bean properties of PGXADataSource in kebab case"));
 		assertThat(startFailure("app-1", "tandem.datasources.ledger.url=" + postgres.getJdbcUrl("postgres", "postgres"),
 				"tandem.datasources.ledger.pool.maximum-pool-size=3"))
 			.containsEntry("property", "tandem.datasources.ledger.pool.maximum-pool-size")

@@ -1,5 +1,6 @@
 package dev.tandem.autoconfigure.jdbc;
 
+import java.beans.PropertyDescriptor;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,6 +26,7 @@ import org.springframework.boot.context.properties.source.MapConfigurationProper
 import org.springframework.util.ClassUtils;
 
 import dev.tandem.autoconfigure.TandemProperties;
+import dev.tandem.autoconfigure.diagnostics.NearestName;
 import dev.tandem.autoconfigure.diagnostics.TandemConfigurationException;
 import dev.tandem.transaction.CrossClusterDataSource;
 
@@ -180,16 +182,23 @@ final class DataSourceFactory {
 		if (strict) {
 			BeanWrapper bean = new BeanWrapperImpl(target);
 			List<String> unknown = new ArrayList<>();
+			List<String> renames = new ArrayList<>();
 			for (String key : values.keySet()) {
 				if (!bean.isWritableProperty(camelCase(key))) {
 					unknown.add(prefix + "." + key);
+					String meant = NearestName.nearest(kebabCase(camelCase(key)), writableProperties(bean), 3);
+					if (meant != null) {
+						renames.add(prefix + "." + key + " -> " + prefix + "." + meant);
+					}
 				}
 			}
 			if (!unknown.isEmpty()) {
 				throw new TandemConfigurationException(unknown.get(0), unknown + " " + ((unknown.size() == 1)
 						? "is not a property" : "are not properties") + " of " + target.getClass().getName() + ".",
-						"Remove or correct " + String.join(", ", unknown) + ": the keys are the bean properties of "
-								+ target.getClass().getSimpleName() + " in kebab case, such as socket-timeout.");
+						"Remove or correct " + String.join(", ", unknown)
+								+ (renames.isEmpty() ? "" : " (did you mean " + String.join(", ", renames) + "?)")
+								+ ": the keys are the bean properties of " + target.getClass().getSimpleName()
+								+ " in kebab case.");
 			}
 		}
 		Binder binder = new Binder(new MapConfigurationPropertySource(values));
@@ -205,7 +214,38 @@ final class DataSourceFactory {
 		}
 	}
 
-	/** {@code socket-timeout} and {@code socketTimeout} as {@code socketTimeout}. */
+	/** The writable properties of a bean, in kebab case ({@code socketTimeout} as {@code socket-timeout}). */
+	private static List<String> writableProperties(BeanWrapper bean) {
+		List<String> names = new ArrayList<>();
+		for (PropertyDescriptor descriptor : bean.getPropertyDescriptors()) {
+			if (descriptor.getWriteMethod() != null) {
+				names.add(kebabCase(descriptor.getName()));
+			}
+		}
+		return names;
+	}
+
+	/** {@code socketTimeout} as {@code socket-timeout}, {@code URL} as {@code url}. */
+	static String kebabCase(String camelCase) {
+		StringBuilder name = new StringBuilder(camelCase.length() + 4);
+		char previous = '-';
+		for (char c : camelCase.toCharArray()) {
+			boolean upper = Character.isUpperCase(c);
+			if (upper) {
+				if (name.length() > 0 && !Character.isUpperCase(previous)) {
+					name.append('-');
+				}
+				name.append(Character.toLowerCase(c));
+			}
+			else {
+				name.append(c);
+			}
+			previous = c;
+		}
+		return name.toString();
+	}
+
+		/** {@code socket-timeout} and {@code socketTimeout} as {@code socketTimeout}. */
 	static String camelCase(String key) {
 		StringBuilder name = new StringBuilder(key.length());
 		boolean upper = false;
