@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -359,7 +360,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * @since 0.1.0
 	 */
 	public void registerSynchronization(TransactionSynchronization synchronization) {
-		java.util.Objects.requireNonNull(synchronization, "synchronization");
+		Objects.requireNonNull(synchronization, "synchronization");
 		synchronized (this) {
 			checkActive();
 			if (this.synchronizationsPrepared) {
@@ -402,7 +403,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 */
 	public synchronized void putResource(Object key, Object value) {
 		checkActive();
-		this.resources.put(java.util.Objects.requireNonNull(key, "key"), java.util.Objects.requireNonNull(value,
+		this.resources.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value,
 				"value"));
 	}
 
