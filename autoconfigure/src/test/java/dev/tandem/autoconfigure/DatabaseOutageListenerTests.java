@@ -1,7 +1,6 @@
 package dev.tandem.autoconfigure;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -15,7 +14,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -81,40 +79,24 @@ class DatabaseOutageListenerTests {
 	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
 	/** The database the app writes to; started again on the same port and data directory. */
-	static volatile EmbeddedPostgres postgres;
-
-	static volatile int port;
+	static volatile RestartablePostgres database;
 
 	@TempDir
 	Path dataDir;
-
-	private EmbeddedPostgres.Builder builder;
 
 	@BeforeEach
 	void startDatabase() throws IOException, SQLException {
 		Copier.processed.set(0);
 		Copier.unchecked = false;
 		Outcomes.aborted.set(0);
-		try (ServerSocket socket = new ServerSocket(0)) {
-			port = socket.getLocalPort();
-		}
-		this.builder = EmbeddedPostgres.builder()
-			.setPort(port)
-			.setDataDirectory(this.dataDir.resolve("postgres"))
-			.setCleanDataDirectory(false)
-			.setServerConfig("max_prepared_transactions", "20");
-		postgres = this.builder.start();
-		try (Connection connection = postgres.getPostgresDatabase().getConnection();
-				Statement statement = connection.createStatement()) {
-			// no key: a row written twice would be counted, not refused
-			statement.execute("CREATE TABLE copied (id VARCHAR(64) NOT NULL)");
-		}
+		// no key: a row written twice would be counted, not refused
+		database = RestartablePostgres.start(this.dataDir, 20, "CREATE TABLE copied (id VARCHAR(64) NOT NULL)");
 	}
 
 	@AfterEach
 	void stopDatabase() throws IOException {
-		if (postgres != null) {
-			postgres.close();
+		if (database != null) {
+			database.close();
 		}
 	}
 
@@ -124,10 +106,10 @@ class DatabaseOutageListenerTests {
 		try (ConfigurableApplicationContext context = start(topic)) {
 			CompletableFuture<Void> produced = CompletableFuture.runAsync(() -> produce(topic));
 			await().atMost(Duration.ofSeconds(60)).until(() -> Copier.processed.get() >= 1000);
-			postgres.close();
+			database.stop();
 			// transactions that could not write their rows abort while it is down
 			await().atMost(Duration.ofSeconds(60)).until(() -> Outcomes.aborted.get() > 0);
-			postgres = this.builder.start();
+			database.start();
 			produced.get();
 			assertEveryRecordCopiedOnceWithItsRow(context, topic);
 		}
@@ -141,10 +123,10 @@ class DatabaseOutageListenerTests {
 		try (ConfigurableApplicationContext context = start(topic, "tandem.listener.failed-record=dead-letter")) {
 			CompletableFuture<Void> produced = CompletableFuture.runAsync(() -> produce(topic));
 			await().atMost(Duration.ofSeconds(60)).until(() -> Copier.processed.get() >= 1000);
-			postgres.close();
+			database.stop();
 			// the listener's unchecked exceptions abort the transactions while it is down
 			await().atMost(Duration.ofSeconds(60)).until(() -> Outcomes.aborted.get() > 0);
-			postgres = this.builder.start();
+			database.start();
 			produced.get();
 			assertEveryRecordCopiedOnceWithItsRow(context, topic);
 			assertThat(ReadCommitted.values(kafka.cluster("east"), topic + "-dlt")).isEmpty();
@@ -233,7 +215,7 @@ class DatabaseOutageListenerTests {
 
 	/** A unique constraint on the rows, and the row of record {@link #POISON} written before the app runs. */
 	private static void takeThePoisonRow() throws SQLException {
-		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+		try (Connection connection = database.dataSource().getConnection();
 				Statement statement = connection.createStatement()) {
 			statement.execute("CREATE UNIQUE INDEX copied_id ON copied (id)");
 			statement.execute("INSERT INTO copied (id) VALUES ('v" + POISON + "')");
@@ -241,7 +223,7 @@ class DatabaseOutageListenerTests {
 	}
 
 	private static void terminateSessions() throws SQLException {
-		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+		try (Connection connection = database.dataSource().getConnection();
 				Statement statement = connection.createStatement()) {
 			statement.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
 					+ "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'");
@@ -270,7 +252,7 @@ class DatabaseOutageListenerTests {
 	}
 
 	private static long count(String query) throws SQLException {
-		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+		try (Connection connection = database.dataSource().getConnection();
 				Statement statement = connection.createStatement();
 				java.sql.ResultSet result = statement.executeQuery(query)) {
 			result.next();
@@ -334,9 +316,9 @@ class DatabaseOutageListenerTests {
 		@Bean
 		CrossClusterDataSource copiedDataSource() {
 			PGXADataSource xa = new PGXADataSource();
-			xa.setUrl("jdbc:postgresql://localhost:" + port + "/postgres?user=postgres");
+			xa.setUrl("jdbc:postgresql://localhost:" + database.port() + "/postgres?user=postgres");
 			PGSimpleDataSource outside = new PGSimpleDataSource();
-			outside.setUrl("jdbc:postgresql://localhost:" + port + "/postgres?user=postgres");
+			outside.setUrl("jdbc:postgresql://localhost:" + database.port() + "/postgres?user=postgres");
 			return new CrossClusterDataSource("copied", xa, outside);
 		}
 

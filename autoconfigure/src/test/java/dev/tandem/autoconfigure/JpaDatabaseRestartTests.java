@@ -1,7 +1,6 @@
 package dev.tandem.autoconfigure;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -12,7 +11,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import jakarta.persistence.EntityManager;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -55,31 +53,16 @@ class JpaDatabaseRestartTests {
 	@RegisterExtension
 	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
-	static volatile EmbeddedPostgres postgres;
-
-	static volatile int port;
+	/** The database the app writes to; started again on the same port and data directory. */
+	static volatile RestartablePostgres database;
 
 	@TempDir
 	Path dataDir;
 
-	private EmbeddedPostgres.Builder builder;
-
 	@BeforeEach
 	void startDatabase() throws IOException, SQLException {
-		try (ServerSocket socket = new ServerSocket(0)) {
-			port = socket.getLocalPort();
-		}
-		this.builder = EmbeddedPostgres.builder()
-			.setPort(port)
-			.setDataDirectory(this.dataDir.resolve("postgres"))
-			.setCleanDataDirectory(false)
-			.setServerConfig("max_prepared_transactions", "10");
-		postgres = this.builder.start();
-		try (Connection connection = postgres.getPostgresDatabase().getConnection();
-				Statement statement = connection.createStatement()) {
-			statement.execute("CREATE TABLE brk_account (id BIGINT PRIMARY KEY, owner VARCHAR(64) NOT NULL, "
-					+ "balance INT NOT NULL, version BIGINT NOT NULL)");
-		}
+		database = RestartablePostgres.start(this.dataDir, 10, "CREATE TABLE brk_account (id BIGINT PRIMARY KEY, "
+				+ "owner VARCHAR(64) NOT NULL, balance INT NOT NULL, version BIGINT NOT NULL)");
 		for (String cluster : List.of("east", "west")) {
 			kafka.cluster(cluster).createTopic(TOPIC, 1, (short) 1);
 		}
@@ -87,8 +70,8 @@ class JpaDatabaseRestartTests {
 
 	@AfterEach
 	void stopDatabase() throws IOException {
-		if (postgres != null) {
-			postgres.close();
+		if (database != null) {
+			database.close();
 		}
 	}
 
@@ -97,7 +80,7 @@ class JpaDatabaseRestartTests {
 			.properties(kafka.clusters().tandemProperties())
 			.properties("tandem.transaction.id-prefix=jpa-restart", "tandem.transaction.instance-id=app-0",
 					"tandem.coordinator.data-dir=" + this.dataDir.resolve("coordinator"),
-					"tandem.datasources.ledger.url=jdbc:postgresql://localhost:" + port + "/postgres",
+					"tandem.datasources.ledger.url=jdbc:postgresql://localhost:" + database.port() + "/postgres",
 					"tandem.datasources.ledger.username=postgres",
 					"tandem.datasources.ledger.xa-properties.connect-timeout=5",
 					"tandem.datasources.ledger.xa-properties.socket-timeout=10")
@@ -118,7 +101,7 @@ class JpaDatabaseRestartTests {
 			.isInstanceOf(InDoubtTransactionException.class);
 		assertThat(CompletableFuture.runAsync(first::close)).succeedsWithin(Duration.ofSeconds(60));
 
-		postgres = this.builder.start();
+		database.start();
 		assertThat(count("SELECT count(*) FROM pg_prepared_xacts")).as("the prepared branch survived").isOne();
 		assertThat(count("SELECT count(*) FROM brk_account")).isZero();
 		try (ConfigurableApplicationContext second = start()) {
@@ -136,7 +119,7 @@ class JpaDatabaseRestartTests {
 	}
 
 	private static long count(String query) throws SQLException {
-		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+		try (Connection connection = database.dataSource().getConnection();
 				Statement statement = connection.createStatement();
 				ResultSet result = statement.executeQuery(query)) {
 			result.next();
@@ -162,7 +145,7 @@ class JpaDatabaseRestartTests {
 		public void reached(String transactionId, ProtocolStep step) {
 			if (step == ProtocolStep.AFTER_DECISION && this.armed.getAndSet(false)) {
 				try {
-					postgres.close();
+					database.stop();
 				}
 				catch (IOException ex) {
 					throw new IllegalStateException(ex);
