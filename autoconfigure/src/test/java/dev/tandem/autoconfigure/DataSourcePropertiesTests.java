@@ -183,6 +183,17 @@ class DataSourcePropertiesTests {
 						+ "(spring-boot-starter-jdbc brings it) or remove tandem.datasources.ledger.pool")
 				.doesNotContain("SimpleDriverDataSource"))
 			.hasEntrySatisfying("action", (action) -> assertThat(action).contains("com.zaxxer:HikariCP"));
+		// misspelt keys of the entry itself bind to nothing: refused before the database is reached
+		assertThat(startFailure("app-1", "tandem.datasources.ledger.url=" + postgres.getJdbcUrl("postgres", "postgres"),
+				"tandem.datasources.ledger.usrename=postgres", "tandem.datasources.ledger.xa-propertis.socket-timeout=30"))
+			.containsEntry("property", "tandem.datasources.ledger.usrename")
+			.hasEntrySatisfying("description", (description) -> assertThat(description)
+				.contains("[tandem.datasources.ledger.usrename, tandem.datasources.ledger.xa-propertis.socket-timeout] "
+						+ "are not properties of a Tandem database"))
+			.hasEntrySatisfying("action", (action) -> assertThat(action)
+				.contains("did you mean tandem.datasources.ledger.usrename -> tandem.datasources.ledger.username, "
+						+ "tandem.datasources.ledger.xa-propertis.socket-timeout -> "
+						+ "tandem.datasources.ledger.xa-properties.socket-timeout?"));
 		assertThat(startFailure("app-1", "tandem.datasources.ledger.url=jdbc:h2:mem:ledger"))
 			.containsEntry("property", "tandem.datasources.ledger.xa-data-source-class-name");
 		assertThat(startFailure("app-1", "tandem.datasources.ledger.url=jdbc:postgresql://127.0.0.1:1/postgres",

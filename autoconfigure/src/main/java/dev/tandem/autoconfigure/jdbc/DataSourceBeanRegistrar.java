@@ -8,8 +8,6 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.RootBeanDefinition;
-import org.springframework.boot.context.properties.bind.Bindable;
-import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.EnvironmentAware;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.core.env.Environment;
@@ -24,7 +22,8 @@ import dev.tandem.transaction.CrossClusterDataSource;
  * {@code tandem.datasources.<name>.primary=true}. The beans are registered with their type, so the
  * transaction manager's auto-configuration finds them before they are created, and they are
  * ordinary {@code DataSource} beans: Spring Boot's {@code JdbcTemplate}, Spring Data JDBC and
- * health checks use them.
+ * health checks use them. A key under {@code tandem.datasources.<name>.*} that is no property
+ * fails the start, naming the property it most likely meant ({@link DatasourceKeys}).
  */
 class DataSourceBeanRegistrar implements ImportBeanDefinitionRegistrar, EnvironmentAware, BeanClassLoaderAware,
 		BeanFactoryAware {
@@ -62,9 +61,7 @@ class DataSourceBeanRegistrar implements ImportBeanDefinitionRegistrar, Environm
 		if (this.environment == null || beanFactory == null) {
 			return;
 		}
-		Map<String, TandemProperties.Datasource> databases = Binder.get(this.environment)
-			.bind("tandem.datasources", Bindable.mapOf(String.class, TandemProperties.Datasource.class))
-			.orElse(Map.of());
+		Map<String, TandemProperties.Datasource> databases = DatasourceKeys.bind(this.environment);
 		if (databases.isEmpty()) {
 			return;
 		}
