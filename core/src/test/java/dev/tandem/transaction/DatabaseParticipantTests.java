@@ -297,6 +297,84 @@ class DatabaseParticipantTests {
 		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
 	}
 
+	/**
+	 * The application catches a statement's failure and goes on. PostgreSQL has aborted the
+	 * branch (what follows gets 25P02) and answers {@code PREPARE TRANSACTION} on it with
+	 * {@code ROLLBACK} and no error, which the driver's XA prepare does not look at: the commit
+	 * must still find the branch broken and abort everywhere, with the clusters or alone.
+	 */
+	@Test
+	void aStatementFailureTheApplicationCaughtStillAbortsEverywhereAndShowsNothing() throws SQLException {
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		CrossClusterTransaction first = manager.begin();
+		insertOrder(first, "o-60", 60);
+		first.commit();
+
+		CrossClusterTransaction withRecords = manager.begin();
+		insertOrder(withRecords, "o-61", 61);
+		assertThatExceptionOfType(SQLException.class).isThrownBy(() -> insertOrder(withRecords, "o-60", 62))
+			.satisfies((ex) -> assertThat(ex.getSQLState()).isEqualTo("23505"));
+		sendBoth(withRecords, "o-61");
+		assertThatExceptionOfType(TransactionAbortedException.class).isThrownBy(withRecords::commit);
+
+		CrossClusterTransaction alone = manager.begin();
+		insertOrder(alone, "o-63", 63);
+		assertThatExceptionOfType(SQLException.class).isThrownBy(() -> insertOrder(alone, "o-60", 64));
+		assertThatExceptionOfType(TransactionAbortedException.class).isThrownBy(alone::commit);
+
+		for (CrossClusterTransaction txn : List.of(withRecords, alone)) {
+			assertThat(txn.state()).isEqualTo(TransactionState.ABORTED);
+			assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1)))
+				.isIn(DecisionState.UNKNOWN, DecisionState.ABORTED);
+		}
+		assertThat(amountOf("o-60")).isEqualTo(60);
+		assertThat(amountOf("o-61")).isNull();
+		assertThat(amountOf("o-63")).isNull();
+		assertThat(preparedBranches()).isZero();
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
+	}
+
+	/**
+	 * A deferred unique constraint is checked by {@code PREPARE TRANSACTION} itself: its violation
+	 * fails phase one and aborts everywhere.
+	 */
+	@Test
+	void aDeferredConstraintViolatedAtPrepareAbortsEverywhereAndShowsNothing() throws SQLException {
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				Statement statement = connection.createStatement()) {
+			statement.execute("CREATE TABLE IF NOT EXISTS deferred_orders (id VARCHAR(64), "
+					+ "CONSTRAINT deferred_orders_id UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)");
+			statement.execute("INSERT INTO deferred_orders (id) VALUES ('o-70')");
+		}
+		CrossClusterTransactionManager manager = manager(ProtocolHook.NONE);
+		CrossClusterTransaction txn = manager.begin();
+		try (PreparedStatement insert = txn.database("orders")
+			.prepareStatement("INSERT INTO deferred_orders (id) VALUES (?)")) {
+			for (String id : List.of("o-71", "o-70")) {
+				insert.setString(1, id);
+				// deferred: accepted here, checked at the prepare
+				assertThat(insert.executeUpdate()).isEqualTo(1);
+			}
+		}
+		sendBoth(txn, "o-71");
+
+		Throwable failure = catchThrowable(txn::commit);
+
+		assertThat(failure).isInstanceOf(TransactionAbortedException.class);
+		assertThat(DatabaseFailures.isNonTransient(failure)).as("the violation among its causes: %s", failure).isTrue();
+		assertThat(txn.state()).isEqualTo(TransactionState.ABORTED);
+		assertThat(preparedBranches()).isZero();
+		try (Connection connection = postgres.getPostgresDatabase().getConnection();
+				Statement statement = connection.createStatement();
+				ResultSet result = statement.executeQuery("SELECT count(*) FROM deferred_orders")) {
+			result.next();
+			assertThat(result.getInt(1)).isEqualTo(1);
+		}
+		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
+	}
+
 	@Test
 	void aCrashAfterPrepareRollsTheBranchBackAtTheNextStart() throws SQLException {
 		CrossClusterTransactionManager crashed = manager(crashAt(ProtocolStep.AFTER_PREPARE));
