@@ -88,6 +88,7 @@ class DatabaseOutageListenerTests {
 	void startDatabase() throws IOException, SQLException {
 		Copier.processed.set(0);
 		Copier.unchecked = false;
+		Copier.caught = false;
 		Outcomes.aborted.set(0);
 		// no key: a row written twice would be counted, not refused
 		database = RestartablePostgres.start(this.dataDir, 20, "CREATE TABLE copied (id VARCHAR(64) NOT NULL)");
@@ -156,8 +157,38 @@ class DatabaseOutageListenerTests {
 	@Test
 	void aRowViolatingAUniqueConstraintIsDeadLetteredOnceAndEveryOtherRecordWrittenOnce() throws Exception {
 		String topic = topics("poison-dead-letter");
+		takeThePoisonRow("CREATE UNIQUE INDEX copied_id ON copied (id)");
+		assertThePoisonDeadLetteredOnceAndEveryOtherRecordWrittenOnce(topic);
+	}
+
+	/**
+	 * A deferred constraint is checked by the prepare, on the pipeline, after the listener
+	 * returned: the commit fails, not the listener. The records are delivered again alone and
+	 * the failure narrowed to its record, where it used to fail the pipeline's commit again
+	 * without end.
+	 */
+	@Test
+	void aRowViolatingADeferredConstraintAtThePrepareIsDeadLetteredOnceAndEveryOtherRecordWrittenOnce()
+			throws Exception {
+		String topic = topics("poison-deferred");
+		takeThePoisonRow("ALTER TABLE copied ADD CONSTRAINT copied_id UNIQUE (id) DEFERRABLE INITIALLY DEFERRED");
+		assertThePoisonDeadLetteredOnceAndEveryOtherRecordWrittenOnce(topic);
+	}
+
+	/**
+	 * The listener catches the violation and returns: the branch is aborted, and the commit fails
+	 * (25P02 at the prepare). Narrowed and dead-lettered like the failure it caught.
+	 */
+	@Test
+	void aRowFailureTheListenerCaughtIsDeadLetteredOnceAndEveryOtherRecordWrittenOnce() throws Exception {
+		String topic = topics("poison-caught");
+		takeThePoisonRow("CREATE UNIQUE INDEX copied_id ON copied (id)");
+		Copier.caught = true;
+		assertThePoisonDeadLetteredOnceAndEveryOtherRecordWrittenOnce(topic);
+	}
+
+	private void assertThePoisonDeadLetteredOnceAndEveryOtherRecordWrittenOnce(String topic) throws Exception {
 		kafka.cluster("east").createTopic(topic + "-dlt", 1, (short) 1);
-		takeThePoisonRow();
 		produce(topic);
 		try (ConfigurableApplicationContext context = start(topic, "tandem.listener.failed-record=dead-letter")) {
 			await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
@@ -184,7 +215,7 @@ class DatabaseOutageListenerTests {
 	void aRowViolatingAUniqueConstraintStopsTheContainerAtItsOffsetWithTheRecordsBeforeItWritten() throws Exception {
 		String topic = topics("poison-stop");
 		kafka.cluster("east").createTopic(topic + "-dlt", 1, (short) 1);
-		takeThePoisonRow();
+		takeThePoisonRow("CREATE UNIQUE INDEX copied_id ON copied (id)");
 		produce(topic);
 		ConsumerRecord<byte[], byte[]> poison = ReadCommitted
 			.records(kafka.cluster("east").bootstrapServers(), topic, ReadCommitted.DEFAULT_TIMEOUT)
@@ -214,10 +245,10 @@ class DatabaseOutageListenerTests {
 	}
 
 	/** A unique constraint on the rows, and the row of record {@link #POISON} written before the app runs. */
-	private static void takeThePoisonRow() throws SQLException {
+	private static void takeThePoisonRow(String constraint) throws SQLException {
 		try (Connection connection = database.dataSource().getConnection();
 				Statement statement = connection.createStatement()) {
-			statement.execute("CREATE UNIQUE INDEX copied_id ON copied (id)");
+			statement.execute(constraint);
 			statement.execute("INSERT INTO copied (id) VALUES ('v" + POISON + "')");
 		}
 	}
@@ -352,6 +383,9 @@ class DatabaseOutageListenerTests {
 		/** Whether a failure is thrown unchecked, as Spring's {@code JdbcTemplate} throws it. */
 		static volatile boolean unchecked;
 
+		/** Whether a failure is caught and the listener returns as if the rows were written. */
+		static volatile boolean caught;
+
 		private final ClusterTransactionalTemplate<String, String> west;
 
 		private final CrossClusterDataSource dataSource;
@@ -381,6 +415,9 @@ class DatabaseOutageListenerTests {
 				insert.executeBatch();
 			}
 			catch (SQLException ex) {
+				if (caught) {
+					return;
+				}
 				if (unchecked) {
 					throw new IllegalStateException("Could not write the rows", ex);
 				}

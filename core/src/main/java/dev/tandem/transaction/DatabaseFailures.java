@@ -27,7 +27,8 @@ import org.jspecify.annotations.Nullable;
  * {@link SQLTransientException}, an {@link SQLRecoverableException} or an
  * {@link SQLNonTransientConnectionException}. Non-transient: class {@code 22} (data exception),
  * {@code 23} (integrity constraint violation), {@code 42} (syntax error or access rule
- * violation), or any other {@link SQLNonTransientException} except refused credentials (class
+ * violation), {@code 25P02} (in failed SQL transaction: an earlier statement of the same
+ * transaction failed and was caught, so the branch can only roll back), or any other {@link SQLNonTransientException} except refused credentials (class
  * {@code 28}, {@link SQLInvalidAuthorizationSpecException}: the set-up's failure, not a record's,
  * so neither). Every {@code SQLException} in the
  * cause chain (and its {@link SQLException#getNextException() next exceptions}, where a batch
@@ -105,6 +106,9 @@ public final class DatabaseFailures {
 			if (state.equals("40001") || state.equals("40P01") || state.equals("57P01") || state.equals("57P02")
 					|| state.equals("57P03")) {
 				return Kind.TRANSIENT;
+			}
+			if (state.equals("25P02")) {
+				return Kind.NON_TRANSIENT;
 			}
 		}
 		if (ex instanceof SQLInvalidAuthorizationSpecException || (state != null && state.startsWith("28"))) {

@@ -51,9 +51,15 @@ class DatabaseFailuresTests {
 	}
 
 	@Test
+	void aStatementOfATransactionThatAnEarlierFailureAbortedFailsEveryTime() {
+		// the listener caught the first failure: the branch can only roll back, on every delivery
+		assertThat(DatabaseFailures.isNonTransient(new SQLException("current transaction is aborted", "25P02"))).isTrue();
+		assertThat(DatabaseFailures.isTransient(new SQLException("current transaction is aborted", "25P02"))).isFalse();
+	}
+
+	@Test
 	void otherStatesAndNoSqlExceptionAreNeither() {
-		for (Throwable failure : new Throwable[] { new SQLException("aborted", "25P02"),
-				new SQLException("canceled", "57014"), new SQLException("no state"), new IOException("io"),
+		for (Throwable failure : new Throwable[] { new SQLException("canceled", "57014"), new SQLException("no state"), new IOException("io"),
 				new SQLException("password authentication failed", "28P01"),
 				new SQLInvalidAuthorizationSpecException("access denied"), null }) {
 			assertThat(DatabaseFailures.isNonTransient(failure)).as(String.valueOf(failure)).isFalse();

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.kafka.clients.consumer.Consumer;
@@ -21,6 +22,7 @@ import org.slf4j.LoggerFactory;
 import dev.tandem.autoconfigure.transaction.TandemTransactionObserver.Observed;
 import dev.tandem.autoconfigure.transaction.TandemTransactionObserver.Outcome;
 import dev.tandem.transaction.CrossClusterTransaction;
+import dev.tandem.transaction.DatabaseFailures;
 import dev.tandem.transaction.HeuristicOutcomeException;
 import dev.tandem.transaction.PipelinedOutcomes;
 import dev.tandem.transaction.TransactionAbortedException;
@@ -51,12 +53,28 @@ final class ListenerPipeline {
 	/** Failed rewinds since the last commit: set on the consumer's thread, reset on the committing one. */
 	private final AtomicInteger failuresInARow = new AtomicInteger();
 
-	/** Attachment: the transaction's record count. */
-	private final PipelinedOutcomes<Integer> outcomes = new PipelinedOutcomes<>((records, failure) -> {
+	/** Attachment: the transaction's next offsets (past its records), per partition. */
+	private final PipelinedOutcomes<Map<TopicPartition, Long>> outcomes = new PipelinedOutcomes<>((next, failure) -> {
 		if (failure == null) {
 			this.failuresInARow.set(0);
 		}
+		else if (DatabaseFailures.isNonTransient(failure)) {
+			next.forEach((partition, offset) -> this.failedOnTheirOwn.merge(partition, offset, Math::max));
+		}
 	});
+
+	/**
+	 * Offsets past the records of transactions that failed at commit on a database failure that
+	 * fails every time (a deferred constraint checked by the prepare, a statement failure the
+	 * listener caught): told on any thread, taken by the next rewind.
+	 */
+	private final Map<TopicPartition, Long> failedOnTheirOwn = new ConcurrentHashMap<>();
+
+	/**
+	 * Taken from {@link #failedOnTheirOwn} at a rewind: a delivery holding a record below these
+	 * offsets runs alone, outside the pipeline, so that its failure is narrowed to its record.
+	 */
+	private final Map<TopicPartition, Long> aloneUntil = new HashMap<>();
 
 	private @Nullable Open open;
 
@@ -164,7 +182,7 @@ final class ListenerPipeline {
 			aborted(current, ex);
 			return;
 		}
-		this.outcomes.submitted(current.records, current.first, outcome);
+		this.outcomes.submitted(Map.copyOf(nextOffsets(current)), current.first, outcome);
 		Observed observed = current.observed;
 		outcome.whenComplete((ok, failure) -> {
 			try {
@@ -226,7 +244,42 @@ final class ListenerPipeline {
 			}
 		}
 		current.end(cause);
-		this.outcomes.abortedOpen(current.records, current.first, cause);
+		this.outcomes.abortedOpen(Map.copyOf(nextOffsets(current)), current.first, cause);
+	}
+
+	private static Map<TopicPartition, Long> nextOffsets(Open current) {
+		Map<TopicPartition, Long> next = new HashMap<>();
+		current.next.forEach((partition, offset) -> next.put(partition, offset.offset()));
+		return next;
+	}
+
+	/**
+	 * Whether a delivery must run alone, in a transaction of its own outside the pipeline and
+	 * narrowed on failure: it holds a record of a pipelined transaction that failed at commit on a
+	 * database failure that fails every time. Delivered again in the pipeline, such records would
+	 * fail its asynchronous commit again without end; alone, the commit's failure is the records'
+	 * and goes to {@code tandem.listener.failed-record} like a listener failure. Forgets a
+	 * partition once the consumer is past that transaction's records on it.
+	 * @param delivery the records at hand
+	 * @return true if the delivery must run alone
+	 */
+	boolean alone(List<ConsumerRecord<?, ?>> delivery) {
+		if (this.aloneUntil.isEmpty()) {
+			return false;
+		}
+		boolean alone = false;
+		for (ConsumerRecord<?, ?> record : delivery) {
+			Long until = this.aloneUntil.get(new TopicPartition(record.topic(), record.partition()));
+			if (until != null && record.offset() < until) {
+				alone = true;
+				break;
+			}
+		}
+		Set<TopicPartition> assigned = this.consumer.assignment();
+		this.aloneUntil.entrySet()
+			.removeIf((entry) -> !assigned.contains(entry.getKey())
+					|| this.consumer.position(entry.getKey()) >= entry.getValue());
+		return alone;
 	}
 
 	/**
@@ -272,6 +325,12 @@ final class ListenerPipeline {
 	private void rewind(List<ConsumerRecord<?, ?>> delivery) {
 		PipelinedOutcomes.Rewind rewind = this.outcomes.rewind(ListenerInvocation.firstOffsets(delivery));
 		ListenerInvocation.seek(this.consumer, rewind.offsets());
+		for (TopicPartition partition : Set.copyOf(this.failedOnTheirOwn.keySet())) {
+			Long until = this.failedOnTheirOwn.remove(partition);
+			if (until != null) {
+				this.aloneUntil.merge(partition, until, Math::max);
+			}
+		}
 		int failures = this.failuresInARow.incrementAndGet();
 		logger.warn("A pipelined listener transaction did not commit ({}); {} partition(s) sought back to their first "
 				+ "offsets not committed, delivered again{}", String.valueOf(rewind.firstFailure()),

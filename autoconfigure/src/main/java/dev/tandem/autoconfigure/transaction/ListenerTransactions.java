@@ -151,10 +151,16 @@ final class ListenerTransactions {
 				&& this.delivery.batch()) ? this.pipelines.of(this.delivery.consumer()) : null;
 		try {
 			Attempt whole;
+			if (pipeline != null && pipeline.rewindIfFailed(this.delivery.records())) {
+				return null; // an earlier transaction failed: these records come again after its own
+			}
+			if (pipeline != null && pipeline.alone(this.delivery.records())) {
+				// records of a pipelined transaction whose commit failed on the database for good:
+				// a transaction of their own, whose failure is narrowed to its record
+				pipeline.closeOpen();
+				pipeline = null;
+			}
 			if (pipeline != null) {
-				if (pipeline.rewindIfFailed(this.delivery.records())) {
-					return null; // an earlier transaction failed: these records come again after its own
-				}
 				whole = spanningAttempt(pipeline);
 				if (whole.failure == null) {
 					return whole.result;
@@ -430,6 +436,16 @@ final class ListenerTransactions {
 			logger.debug("Listener on cluster '{}' failed on {} record(s) from {}-{}@{}: {}", this.delivery.cluster(),
 					records.size(), records.get(0).topic(), records.get(0).partition(), records.get(0).offset(),
 					String.valueOf(ex));
+			return new Attempt(null, ex);
+		}
+		if (ex instanceof TransactionAbortedException && DatabaseFailures.isNonTransient(ex)) {
+			// The commit aborted on a database failure that fails every time: a deferred
+			// constraint that the prepare checks, a statement failure the listener caught (the
+			// branch then refuses the prepare with 25P02). Delivered again, the records would fail
+			// the same way without end: they fail like a listener failure instead.
+			logger.debug("Transaction of {} record(s) from {}-{}@{} on cluster '{}' aborted at commit on the database: {}",
+					records.size(), records.get(0).topic(), records.get(0).partition(), records.get(0).offset(),
+					this.delivery.cluster(), String.valueOf(ex));
 			return new Attempt(null, ex);
 		}
 		throw ex;
