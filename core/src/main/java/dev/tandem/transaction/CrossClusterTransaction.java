@@ -713,7 +713,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	private void commitDecided(Decision decision, List<Participant> working, long start) {
 		// With a fault-injection hook the first participant commits alone, so that MID_COMMIT falls
 		// where exactly one participant has committed.
-		List<Participant.StartedCommit> commits = Participant.startCommits(working,
+		List<CompletableFuture<@Nullable Throwable>> commits = Participant.startCommits(working,
 				this.context.commitExecutor(),
 				this.context.hook().injectsFaults() ? () -> crashPoint(ProtocolStep.MID_COMMIT) : null);
 		// The branches commit on this thread while the clusters' commits are in flight.

@@ -24,7 +24,6 @@ import org.slf4j.LoggerFactory;
 
 import dev.tandem.transaction.Decision.ParticipantRecord;
 import dev.tandem.transaction.internals.ProducerInternals;
-import dev.tandem.transaction.internals.ProducerStarts;
 import dev.tandem.transaction.internals.ProducerInternals.ProducerIdentity;
 
 /**
@@ -185,15 +184,6 @@ final class Participant {
 	}
 
 	/**
-	 * Starts sending what the open transaction buffered without waiting for it (the first half of
-	 * {@link #flush()}); the caller must await the returned flush exactly once.
-	 * @throws IllegalStateException if {@link ProducerStarts#supported()} is false
-	 */
-	ProducerStarts.Flush beginFlush() {
-		return ProducerStarts.beginFlush(producer());
-	}
-
-	/**
 	 * True if the open transaction's marker record or one of its sends is not acknowledged (or
 	 * failed) yet: {@link #flush()} would wait for its cluster.
 	 */
@@ -277,74 +267,27 @@ final class Participant {
 	/**
 	 * Starts the commits of every participant of a decided transaction, in parallel; collect
 	 * their outcomes with {@link #awaitCommits}, after doing what else the commit needs on the
-	 * calling thread. Each commit is started on the calling thread without waiting for its
-	 * cluster ({@link ProducerStarts}), so that the calling thread waits for all of them at once;
-	 * where that is not supported, each commit runs on the executor.
+	 * calling thread.
 	 * @param working the participants, in enlistment order
-	 * @param executor runs the commits that cannot be started without waiting
+	 * @param executor runs the commits
 	 * @param afterFirst if not null, the first participant commits alone on the calling thread and
 	 *     this runs after it, before the others start (fault injection between commits)
-	 * @return each participant's commit, in enlistment order
+	 * @return each participant's commit, in enlistment order: completes with null once committed,
+	 *     else with what the commit threw
 	 */
-	static List<StartedCommit> startCommits(List<Participant> working, Executor executor,
+	static List<CompletableFuture<@Nullable Throwable>> startCommits(List<Participant> working, Executor executor,
 			@Nullable Runnable afterFirst) {
-		List<StartedCommit> commits = new ArrayList<>(working.size());
+		List<CompletableFuture<@Nullable Throwable>> commits = new ArrayList<>(working.size());
 		for (Participant participant : working) {
 			if (afterFirst != null && commits.isEmpty()) {
-				Throwable outcome = participant.commitOrFailure();
-				commits.add(() -> outcome);
+				commits.add(CompletableFuture.completedFuture(participant.commitOrFailure()));
 				afterFirst.run();
 			}
-			else if (ProducerStarts.supported()) {
-				commits.add(participant.startCommit());
-			}
 			else {
-				CompletableFuture<@Nullable Throwable> commit = CompletableFuture.supplyAsync(participant::commitOrFailure,
-						executor);
-				commits.add(commit::join);
+				commits.add(CompletableFuture.supplyAsync(participant::commitOrFailure, executor));
 			}
 		}
 		return commits;
-	}
-
-	/**
-	 * Starts the commit without waiting for it; the returned commit's outcome is what
-	 * {@link #commitOrFailure()} would have returned (retried once after a timeout alike).
-	 */
-	private StartedCommit startCommit() {
-		ProducerStarts.Commit started;
-		try {
-			started = ProducerStarts.beginCommit(producer());
-		}
-		catch (RuntimeException ex) {
-			return () -> ex;
-		}
-		return () -> {
-			try {
-				try {
-					started.await();
-					reset();
-				}
-				catch (org.apache.kafka.common.errors.TimeoutException ex) {
-					logger.warn("Commit of {} on cluster '{}' timed out; retrying once", this.transactionalId,
-							this.cluster);
-					commit(); // waits for the same pending commit
-				}
-				return null;
-			}
-			catch (RuntimeException ex) {
-				return ex;
-			}
-		};
-	}
-
-	/** A participant's commit under way: {@link #outcome()} waits for it. */
-	@FunctionalInterface
-	interface StartedCommit {
-
-		/** Waits for the commit; returns null once committed, else what the commit threw. */
-		@Nullable Throwable outcome();
-
 	}
 
 	/**
@@ -353,10 +296,11 @@ final class Participant {
 	 * @param commits what {@link #startCommits} returned for them
 	 * @return the participants that did not commit and why, in enlistment order; empty if all did
 	 */
-	static Map<Participant, Throwable> awaitCommits(List<Participant> working, List<StartedCommit> commits) {
+	static Map<Participant, Throwable> awaitCommits(List<Participant> working,
+			List<CompletableFuture<@Nullable Throwable>> commits) {
 		Map<Participant, Throwable> failures = new LinkedHashMap<>();
 		for (int i = 0; i < working.size(); i++) {
-			Throwable failure = commits.get(i).outcome();
+			Throwable failure = commits.get(i).join();
 			if (failure != null) {
 				failures.put(working.get(i), failure);
 			}

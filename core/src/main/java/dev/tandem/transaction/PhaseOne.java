@@ -16,27 +16,23 @@ import org.jspecify.annotations.Nullable;
 
 import dev.tandem.transaction.Decision.DatabaseRecord;
 import dev.tandem.transaction.Decision.ParticipantRecord;
-import dev.tandem.transaction.internals.ProducerStarts;
 
 /**
  * Phase one of a two-phase commit: every Kafka participant flushed and its sends (its marker
  * record among them) checked, every database branch prepared (marker row, XA end, XA prepare),
- * with the waits overlapped where there is more than one, all on the calling thread: the flush of
- * each cluster whose acknowledgements are still outstanding is started without waiting
- * ({@link ProducerStarts}), the database branches are prepared while those records are in flight,
- * then each flush is awaited and each participant checked. Where kafka-clients does not allow
- * that, each such cluster is flushed on an executor thread ({@code KafkaProducer.flush()} blocks
- * until its cluster answers) while the calling thread prepares the database branches (or flushes
- * one of the clusters when there is no database). With at most one wait (one cluster and no
- * database, or a pipeline's transaction whose records were flushed when it was handed over)
- * everything runs in turn.
+ * with the waits overlapped where there is more than one: each cluster whose acknowledgements are
+ * still outstanding is flushed on an executor thread ({@code KafkaProducer.flush()} blocks until
+ * its cluster answers) while the calling thread prepares the database branches (or flushes one
+ * of the clusters when there is no database). With at most one wait (one cluster and no database,
+ * or a pipeline's transaction whose records were flushed when it was handed over) everything runs
+ * on the calling thread, in turn, with no thread hand-off.
  * <p>
  * Safety does not depend on the order: the decision is written only after every participant and
  * branch is prepared, and a branch prepared while a cluster's flush still fails is rolled back by
  * the caller's abort, or by recovery if the process dies first (presumed abort: a prepared branch
  * without a decision is rolled back; recovery finds it by its xid). Whatever fails, every
- * flush started has ended before {@link #run} returns or throws, so the caller's abort never
- * races one.
+ * flush handed to the executor has ended before {@link #run} returns or throws, so the caller's
+ * abort never races one.
  * <p>
  * Called by the one thread that commits the transaction; not thread-safe.
  */
@@ -88,50 +84,7 @@ final class PhaseOne {
 		if (awaiting.size() + (databases.isEmpty() ? 0 : 1) < 2) {
 			return inTurn(working, databases);
 		}
-		if (ProducerStarts.supported()) {
-			return started(working, awaiting, databases);
-		}
 		return overlapped(working, awaiting, databases);
-	}
-
-	/**
-	 * Several waits, all on the calling thread: every flush started without waiting
-	 * ({@link ProducerStarts}), the branches prepared while the records are in flight, then every
-	 * flush awaited and every participant checked. No thread hand-off: the producers' network
-	 * threads wake this thread once, where a flush on an executor thread wakes that thread, which
-	 * then wakes this one.
-	 */
-	private Prepared started(List<Participant> working, List<Participant> awaiting,
-			Collection<DatabaseParticipant> databases) throws ExecutionException, InterruptedException {
-		List<ProducerStarts.Flush> flushes = new ArrayList<>(awaiting.size());
-		List<DatabaseRecord> branches = List.of();
-		RuntimeException failure = null;
-		try {
-			for (Participant participant : awaiting) {
-				flushes.add(participant.beginFlush());
-			}
-			branches = prepareBranches(databases);
-		}
-		catch (RuntimeException ex) {
-			failure = ex;
-		}
-		// Every flush started ends before this returns or throws: the caller's abort must not race
-		// one, and the producer must leave flush mode.
-		boolean interrupted = false;
-		for (ProducerStarts.Flush flush : flushes) {
-			interrupted |= flush.awaitUninterruptibly();
-		}
-		if (interrupted) {
-			throw new InterruptedException("Interrupted while flushing the participants of " + this.transactionId);
-		}
-		List<ParticipantRecord> records = new ArrayList<>(working.size());
-		for (Participant participant : working) {
-			records.add(participant.prepared(this.timeout));
-		}
-		if (failure != null) {
-			throw failure;
-		}
-		return new Prepared(records, branches);
 	}
 
 	/** One wait at most: everything on the calling thread, clusters first. */
