@@ -126,10 +126,17 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * {@code read_committed} readers only once the transaction commits.
 	 * @param cluster the cluster's configured name
 	 * @param record the record, already serialized
+	 * In a transaction of a {@link TransactionPipeline} the record may be held, in order with the
+	 * transaction's other sends, until every record of the pipeline's previous transaction is
+	 * acknowledged, so that records of consecutive transactions keep their order in each partition;
+	 * this call does not wait for that.
+	 * @param cluster the cluster's configured name
+	 * @param record the record, already serialized
 	 * @return the send's future, a {@link java.util.concurrent.CompletableFuture}; it completes when the broker
 	 *     acknowledged the record (on the producer's network thread: keep dependent stages short)
 	 * @throws IllegalArgumentException if the cluster is unknown
-	 * @throws IllegalStateException if the transaction is no longer active
+	 * @throws IllegalStateException if the transaction is no longer active, or was handed to its
+	 *     pipeline
 	 * @throws ClusterUnavailableException if this is the transaction's first use of a cluster that
 	 *     is known to be unreachable, or whose recovery is pending
 	 */
