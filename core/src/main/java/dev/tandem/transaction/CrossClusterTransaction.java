@@ -83,6 +83,12 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	/** A pipeline's transaction: offsets go to the group coordinator at commit, not at the call. */
 	private boolean deferOffsets;
 
+	/**
+	 * A pipeline's transaction: its record sends, held until the previous transaction's records
+	 * are acknowledged; null outside a pipeline.
+	 */
+	private volatile @Nullable HeldSends held;
+
 	private final long startedAtMs = System.currentTimeMillis();
 
 	CrossClusterTransaction(TransactionContext context, ParticipantSlot slot, String transactionId) {
@@ -120,17 +126,26 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * {@code read_committed} readers only once the transaction commits.
 	 * @param cluster the cluster's configured name
 	 * @param record the record, already serialized
+	 * In a transaction of a {@link TransactionPipeline} the record may be held, in order with the
+	 * transaction's other sends, until every record of the pipeline's previous transaction is
+	 * acknowledged, so that records of consecutive transactions keep their order in each partition;
+	 * this call does not wait for that.
+	 * @param cluster the cluster's configured name
+	 * @param record the record, already serialized
 	 * @return the send's future, a {@link java.util.concurrent.CompletableFuture}; it completes when the broker
 	 *     acknowledged the record (on the producer's network thread: keep dependent stages short)
 	 * @throws IllegalArgumentException if the cluster is unknown
-	 * @throws IllegalStateException if the transaction is no longer active
+	 * @throws IllegalStateException if the transaction is no longer active, or was handed to its
+	 *     pipeline
 	 * @throws ClusterUnavailableException if this is the transaction's first use of a cluster that
 	 *     is known to be unreachable, or whose recovery is pending
 	 */
 	public Future<RecordMetadata> send(String cluster, ProducerRecord<byte[], byte[]> record) {
 		synchronized (this) {
 			checkActive();
-			return participant(cluster, record).send(record);
+			Participant participant = participant(cluster, record);
+			HeldSends held = this.held;
+			return (held != null) ? held.send(participant, record) : participant.send(record);
 		}
 	}
 
@@ -344,6 +359,14 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		this.deferOffsets = true;
 	}
 
+	/**
+	 * Makes {@link #send} go through a pipeline's hold (a pipeline's transaction), so that its
+	 * records reach their producers only after the previous transaction's are acknowledged.
+	 */
+	synchronized void holdSends(HeldSends sends) {
+		this.held = sends;
+	}
+
 	/** Runs a callback once, when this transaction ends or is handed to the resolver. */
 	synchronized void onEnd(Runnable callback) {
 		this.onEnd.add(callback);
@@ -470,6 +493,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	PreparedCommit prepareToCommit() {
 		long start = System.nanoTime();
 		checkActive();
+		awaitHeldSends();
 		beforePrepare();
 		to(TransactionState.PREPARING);
 		List<Participant> working = new ArrayList<>();
@@ -565,6 +589,24 @@ public final class CrossClusterTransaction implements AutoCloseable {
 				+ "' could not join transaction " + this.transactionId + " (" + unenlisted.getValue().getMessage()
 				+ "), so what was meant to be written there is not in it: the transaction cannot commit",
 				unenlisted.getValue()));
+	}
+
+	/**
+	 * A pipeline's transaction: waits until the previous transaction's records are acknowledged
+	 * and every record of this one is with its producer, so that phase one checks them all.
+	 * @throws TransactionAbortedException if that did not happen in time or a held send threw
+	 */
+	private void awaitHeldSends() {
+		HeldSends sends = this.held;
+		if (sends == null) {
+			return;
+		}
+		try {
+			sends.awaitReleased(this.context.commitTimeout());
+		}
+		catch (RuntimeException ex) {
+			throw abortAll(new ArrayList<>(this.enlisted.values()), ex);
+		}
 	}
 
 	private void sendDeferredOffsets() {
@@ -748,6 +790,11 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	}
 
 	private TransactionAbortedException abortAll(List<Participant> participants, Throwable cause) {
+		HeldSends sends = this.held;
+		if (sends != null) {
+			// Held records are never sent now, and one being passed on ends before the aborts.
+			sends.discard(cause);
+		}
 		synchronized (this) {
 			if (this.state != TransactionState.ABORTING) {
 				to(TransactionState.ABORTING);
@@ -788,29 +835,20 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	}
 
 	/**
-	 * Marks this transaction as the pipeline's ({@link #abort()} and {@link #close()} refuse it),
-	 * after flushing its participants on the calling thread: every record it sent is then
-	 * appended (or failed) before the caller's next transaction sends anything, so records of
-	 * consecutive transactions keep their order in every partition. A send that failed is
-	 * found by the pipeline's prepare. The synchronizations' {@code beforePrepare} runs first, on
-	 * this thread ({@link TransactionAbortedException} if one refuses: the transaction aborted).
+	 * Marks this transaction as the pipeline's ({@link #abort()} and {@link #close()} refuse it)
+	 * and ends its sends. Its records are not flushed here: they reach their producers only after
+	 * the previous transaction's records are acknowledged ({@link HeldSends}), and the next
+	 * transaction's only after this one's, so records of consecutive transactions keep their
+	 * order in every partition while the caller's thread goes on. A send that failed is found by
+	 * the pipeline's prepare. The synchronizations' {@code beforePrepare} runs first, on this
+	 * thread ({@link TransactionAbortedException} if one refuses: the transaction aborted).
 	 */
 	void handToPipeline() {
 		// on the caller's thread, where the synchronizations' resources (a persistence context) live
 		beforePrepare();
-		synchronized (this) {
-			for (Participant participant : this.enlisted.values()) {
-				// Only records need their order; a marker alone is waited for in prepare.
-				if (participant.hasRecords()) {
-					try {
-						participant.flush();
-					}
-					catch (RuntimeException ex) {
-						logger.debug("Flush of {} before its pipelined commit failed: {}", participant.transactionalId,
-								ex.toString());
-					}
-				}
-			}
+		HeldSends sends = this.held;
+		if (sends != null) {
+			sends.close();
 		}
 		this.pipelined = true;
 	}

@@ -112,9 +112,9 @@ final class Participant {
 	 * completed by the producer's callback (on its network thread), so callers can compose on it
 	 * without a thread of their own per record.
 	 */
-	Future<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {
+	CompletableFuture<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {
 		requireBegun();
-		Future<RecordMetadata> future = sendOne(record);
+		CompletableFuture<RecordMetadata> future = sendOne(record);
 		this.sends.add(future);
 		return future;
 	}

@@ -24,11 +24,14 @@ import dev.tandem.text.DurationText;
  * adds offsets) and prepares while transaction N is decided and commits, each on its own
  * participant slot. Up to {@link #depth()} transactions are open, preparing or committing at once.
  * <p>
- * Order is kept. {@link #commitAsync} first flushes the transaction's producers on the calling
- * thread, so its records are appended before the next transaction sends any (records of
- * consecutive transactions keep their order in each partition, as one producer's would); only
- * the rest of the commit overlaps the next transaction's execution. The rest runs in three stages,
- * transactions in the order they were handed over:
+ * Order is kept. A transaction's record sends are held ({@link HeldSends}), in the order they
+ * were made, until every record of the transaction begun before it is acknowledged, so its
+ * records are appended after the previous transaction's (records of consecutive transactions keep
+ * their order in each partition, as one producer's would) although each transaction sends through
+ * its own slot's producer. The caller's thread never waits for that: {@link #commitAsync} returns
+ * without flushing, and the caller polls and sends (queued) while the previous transaction's
+ * records are acknowledged. The commit runs in three stages, transactions in the order they were
+ * handed over:
  * <ol>
  * <li>the preparing thread sends the transaction's deferred consumer offsets
  * ({@code TxnOffsetCommit}) and flushes and checks every participant (prepare; the marker
@@ -83,6 +86,12 @@ public final class TransactionPipeline implements AutoCloseable {
 	/** Runs the commits of decided transactions, several at once. */
 	private final ExecutorService committers;
 
+	/** Passes a transaction's held sends on once the previous transaction's records are acknowledged. */
+	private final ExecutorService releaser;
+
+	/** The gate of the next transaction begun: the last one's records all acknowledged. */
+	private CompletableFuture<Void> lastAcknowledged = CompletableFuture.completedFuture(null);
+
 	private final Deque<CompletableFuture<Void>> submitted = new ArrayDeque<>();
 
 	/** Handed over, prepare not finished. */
@@ -107,6 +116,7 @@ public final class TransactionPipeline implements AutoCloseable {
 		int number = threads.incrementAndGet();
 		this.preparer = singleThread("tandem-pipeline-" + number + "-prepare");
 		this.decider = singleThread("tandem-pipeline-" + number + "-decide");
+		this.releaser = singleThread("tandem-pipeline-" + number + "-release");
 		AtomicInteger committing = new AtomicInteger();
 		this.committers = Executors.newCachedThreadPool((runnable) -> {
 			Thread thread = new Thread(runnable, "tandem-pipeline-" + number + "-commit-" + committing.incrementAndGet());
@@ -152,7 +162,10 @@ public final class TransactionPipeline implements AutoCloseable {
 
 	/**
 	 * Begins a transaction, waiting while {@link #depth()} transactions of this pipeline are
-	 * open or committing (at most the manager's commit timeout).
+	 * open or committing (at most the manager's commit timeout). Its records reach their producers
+	 * once every record of the transaction begun before it is acknowledged; until then its sends
+	 * are queued in order and their futures complete later, so a caller that waits for a send's
+	 * future must have handed the previous transaction over (or aborted it) first.
 	 * @return the transaction; end it with {@link #commitAsync} or its own {@code abort()}
 	 * @throws TandemException if no transaction ended in time
 	 * @throws IllegalStateException if the pipeline is closed
@@ -175,6 +188,9 @@ public final class TransactionPipeline implements AutoCloseable {
 			CrossClusterTransaction transaction = this.manager.begin();
 			transaction.onEnd(this.permits::release);
 			transaction.deferOffsetsToCommit();
+			HeldSends sends = new HeldSends(this.lastAcknowledged, this.releaser);
+			transaction.holdSends(sends);
+			this.lastAcknowledged = sends.acknowledged();
 			return transaction;
 		}
 		catch (RuntimeException ex) {
@@ -185,8 +201,9 @@ public final class TransactionPipeline implements AutoCloseable {
 
 	/**
 	 * Commits a transaction of this pipeline after every transaction committed before it. Returns
-	 * once its records are flushed (acknowledged or failed), without waiting for the decision or
-	 * the commits. The caller must not use the transaction any more.
+	 * at once, without waiting for its records' acknowledgements, the decision or the commits
+	 * (its records may still be held behind the previous transaction's). The caller must not use
+	 * the transaction any more. Hand transactions over in the order they were begun.
 	 * @param transaction an active transaction from {@link #begin()}
 	 * @return completes normally once the transaction committed on every cluster; exceptionally
 	 *     with {@link TransactionAbortedException} (nothing visible; a
@@ -388,6 +405,7 @@ public final class TransactionPipeline implements AutoCloseable {
 			this.preparer.shutdown();
 			this.decider.shutdown();
 			this.committers.shutdown();
+			this.releaser.shutdown();
 		}
 	}
 

@@ -595,16 +595,24 @@ class CrossClusterProcessorTests {
 		List<Throwable> failures = new ArrayList<>();
 		// poll while the first transaction is held, until every record is in a transaction or the
 		// pipeline is full (depth 4: a poll then finds no transaction to begin and fails)
-		await().atMost(Duration.ofSeconds(30)).pollInSameThread().pollInterval(Duration.ofMillis(10)).until(() -> {
-			processor.poll(Duration.ofMillis(50));
-			long position = 0;
-			for (TopicPartition partition : consumer.assignment()) {
-				position += consumer.position(partition);
-			}
-			return position == total || processor.inFlight() == 4;
-		});
-		assertThat(held).isTrue();
-		release.countDown();
+		// (the first transaction's hand-over no longer waits for its records, so the polling can be
+		// done before the preparing thread reaches the hook: wait for that too)
+		try {
+			await().atMost(Duration.ofSeconds(30)).pollInSameThread().pollInterval(Duration.ofMillis(10)).until(() -> {
+				if (processor.inFlight() < 4) {
+					processor.poll(Duration.ofMillis(50));
+				}
+				long position = 0;
+				for (TopicPartition partition : consumer.assignment()) {
+					position += consumer.position(partition);
+				}
+				return held.get() && (position == total || processor.inFlight() == 4);
+			});
+			assertThat(held).isTrue();
+		}
+		finally {
+			release.countDown();
+		}
 		pollUntilCommitted(processor, total, failures);
 		assertThat(failures).isEmpty();
 		awaitListenerTotal(sizes, total);
