@@ -24,8 +24,8 @@ import dev.tandem.transaction.Decision.ParticipantRecord;
  * still outstanding is flushed on an executor thread ({@code KafkaProducer.flush()} blocks until
  * its cluster answers) while the calling thread prepares the database branches (or flushes one
  * of the clusters when there is no database). With at most one wait (one cluster and no database,
- * or a pipeline's transaction whose records were flushed when it was handed over) everything runs
- * on the calling thread, in turn, with no thread hand-off.
+ * or a pipeline's transaction whose records its clusters have all acknowledged by the time it
+ * prepares) everything runs on the calling thread, in turn, with no thread hand-off.
  * <p>
  * Safety does not depend on the order: the decision is written only after every participant and
  * branch is prepared, and a branch prepared while a cluster's flush still fails is rolled back by
