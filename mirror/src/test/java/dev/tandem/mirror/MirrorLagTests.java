@@ -107,6 +107,11 @@ class MirrorLagTests {
 			}
 			await().atMost(WAIT).until(() -> mirror.status().lagRecords() == 0
 					&& health.health(true).getStatus().equals(Status.UP));
+			// Lag 0: the last copies' transaction committed. Its commit markers are written after
+			// the commit's answer, so a read_committed reader gets them a moment later; a transaction
+			// left open would hold them back for the transaction timeout (15 min), far past this wait.
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> ReadCommitted.values(west().bootstrapServers(), "east.lag-orders").size() >= 400);
 			assertThat(ReadCommitted.values(west().bootstrapServers(), "east.lag-orders")).hasSize(400)
 				.doesNotHaveDuplicates();
 		}
