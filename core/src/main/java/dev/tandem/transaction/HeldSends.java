@@ -180,14 +180,19 @@ final class HeldSends {
 			return;
 		}
 		this.acknowledging = true;
-		CompletableFuture.allOf(this.issued.toArray(new CompletableFuture<?>[0]))
+		// The previous transaction's gate too: a transaction discarded while holding passed nothing
+		// on, and the next one must still wait for the records of the one before it.
+		List<CompletableFuture<?>> waits = new ArrayList<>(this.issued);
+		waits.add(this.previous);
+		CompletableFuture.allOf(waits.toArray(new CompletableFuture<?>[0]))
 			.whenComplete((done, ex) -> this.acknowledged.complete(null));
 	}
 
 	/**
 	 * Returns the next transaction's gate: completes normally (a failed send too: its transaction
-	 * aborts, and the pipeline aborts the ones after it) once the sends ended and every record
-	 * passed on is acknowledged or failed.
+	 * aborts, and the pipeline aborts the ones after it) once the sends ended, every record
+	 * passed on is acknowledged or failed, and this transaction's own gate completed (a
+	 * transaction aborted while holding keeps the next one behind the one before it).
 	 */
 	CompletableFuture<Void> acknowledged() {
 		return this.acknowledged;
