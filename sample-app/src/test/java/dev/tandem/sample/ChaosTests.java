@@ -1003,8 +1003,10 @@ class ChaosTests {
 					&& noTransactionOpen();
 		}
 
+		/** No transaction of this instance open on either cluster. */
 		private boolean noTransactionOpen() throws Exception {
 			for (String cluster : List.of(Regions.EAST, Regions.WEST)) {
+				// every slot's transactional id of this instance, of any run (<prefix>.<cluster>.<instance>.<slot>[.<run-id>])
 				String ids = "flight-router." + cluster + "." + this.instanceId + ".";
 				boolean open = env.admin(cluster).listTransactions().all().get(30, TimeUnit.SECONDS).stream()
 					.filter((listing) -> listing.transactionalId().startsWith(ids))
@@ -1033,16 +1035,7 @@ class ChaosTests {
 		 * aborted the open transaction because its transaction.timeout.ms expired.
 		 */
 		private void awaitBrokersAbortedTransactions() {
-			// every slot's transactional id of this instance, of any run (<prefix>.<cluster>.<instance>.<slot>[.<run-id>])
-			for (String cluster : List.of(Regions.EAST, Regions.WEST)) {
-				String ids = "flight-router." + cluster + "." + this.instanceId + ".";
-				await().atMost(TIMEOUT).pollInterval(POLL).until(() -> env.admin(cluster).listTransactions().all()
-					.get(30, TimeUnit.SECONDS)
-					.stream()
-					.filter((listing) -> listing.transactionalId().startsWith(ids))
-					.noneMatch((listing) -> EnumSet.of(TransactionState.ONGOING, TransactionState.PREPARE_ABORT,
-							TransactionState.PREPARE_COMMIT).contains(listing.state())));
-			}
+			await().atMost(TIMEOUT).pollInterval(POLL).until(this::noTransactionOpen);
 		}
 
 		long fact(String name) {
