@@ -53,13 +53,16 @@ final class ListenerPipeline {
 	/** Failed rewinds since the last commit: set on the consumer's thread, reset on the committing one. */
 	private final AtomicInteger failuresInARow = new AtomicInteger();
 
-	/** Attachment: the transaction's next offsets (past its records), per partition. */
-	private final PipelinedOutcomes<Map<TopicPartition, Long>> outcomes = new PipelinedOutcomes<>((next, failure) -> {
+	/**
+	 * Attachment: the transaction's next offsets (past its records), per partition: its
+	 * {@link Open#next}, no longer changed once the transaction is closed or aborted.
+	 */
+	private final PipelinedOutcomes<Map<TopicPartition, OffsetAndMetadata>> outcomes = new PipelinedOutcomes<>((next, failure) -> {
 		if (failure == null) {
 			this.failuresInARow.set(0);
 		}
 		else if (DatabaseFailures.isNonTransient(failure)) {
-			next.forEach((partition, offset) -> this.failedOnTheirOwn.merge(partition, offset, Math::max));
+			next.forEach((partition, offset) -> this.failedOnTheirOwn.merge(partition, offset.offset(), Math::max));
 		}
 	});
 
@@ -182,7 +185,7 @@ final class ListenerPipeline {
 			aborted(current, ex);
 			return;
 		}
-		this.outcomes.submitted(Map.copyOf(nextOffsets(current)), current.first, outcome);
+		this.outcomes.submitted(current.next, current.first, outcome);
 		Observed observed = current.observed;
 		outcome.whenComplete((ok, failure) -> {
 			try {
@@ -244,13 +247,7 @@ final class ListenerPipeline {
 			}
 		}
 		current.end(cause);
-		this.outcomes.abortedOpen(Map.copyOf(nextOffsets(current)), current.first, cause);
-	}
-
-	private static Map<TopicPartition, Long> nextOffsets(Open current) {
-		Map<TopicPartition, Long> next = new HashMap<>();
-		current.next.forEach((partition, offset) -> next.put(partition, offset.offset()));
-		return next;
+		this.outcomes.abortedOpen(current.next, current.first, cause);
 	}
 
 	/**
