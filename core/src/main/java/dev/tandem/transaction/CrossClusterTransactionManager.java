@@ -130,7 +130,8 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 		String incarnation = UUID.randomUUID().toString();
 		this.pool = new ParticipantPool(this.clients, this.idPrefix, this.instanceId, leased ? incarnation : null,
 				builder.slots,
-				builder.transactionTimeout, builder.commitTimeout, builder.producerCreated, pendingRecoveries);
+				builder.transactionTimeout, builder.commitTimeout, builder.producerCreated, pendingRecoveries,
+				builder.markerTopic);
 		this.retries = new BackgroundRetries(owner(), builder.recoveryInterval);
 		this.databases = new Databases(builder.databases, owner(), builder.commitTimeout, builder.slots, this.retries);
 		TransactionRecovery.Settings recoverySettings = new TransactionRecovery.Settings(owner(), this.clients,

@@ -60,6 +60,9 @@ final class ParticipantPool {
 
 	private final PendingRecoveries pendingRecoveries;
 
+	/** The topic every participant's marker record goes to; its metadata is read when a producer opens. */
+	private final String markerTopic;
+
 	/** The participants' {@code retry.backoff.ms} unless a cluster sets one. */
 	static final int PARTICIPANT_RETRY_BACKOFF_MS = 10;
 
@@ -71,7 +74,7 @@ final class ParticipantPool {
 
 	ParticipantPool(ClusterClients clients, String idPrefix, String instanceId, @Nullable String runId, int slotCount,
 			Duration transactionTimeout, Duration commitTimeout, BiConsumer<String, Producer<?, ?>> producerCreated,
-			PendingRecoveries pendingRecoveries) {
+			PendingRecoveries pendingRecoveries, String markerTopic) {
 		this.clients = clients;
 		this.idPrefix = idPrefix;
 		this.instanceId = instanceId;
@@ -81,6 +84,7 @@ final class ParticipantPool {
 		this.commitTimeout = commitTimeout;
 		this.producerCreated = producerCreated;
 		this.pendingRecoveries = pendingRecoveries;
+		this.markerTopic = markerTopic;
 	}
 
 	int slotCount() {
@@ -199,6 +203,18 @@ final class ParticipantPool {
 			throw new TandemException("Could not initialize transactional producer " + participant.transactionalId
 					+ " on cluster '" + participant.cluster + "' (" + config.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG)
 					+ "): " + ex.getMessage(), ex);
+		}
+		// The marker topic's metadata now rather than in the slot's first transaction: a producer's
+		// first send to a topic it does not know waits for a metadata round trip, on the caller's
+		// thread, and a processor's first transactions after a start would each pay it once per slot
+		// (issue 25: 8 slots x 85 ms on the polling thread at 80 ms from the source). Not needed for
+		// correctness: if it fails, the first send fetches it again.
+		try {
+			producer.partitionsFor(this.markerTopic);
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Metadata of marker topic '{}' not read for {}: {}", this.markerTopic,
+					participant.transactionalId, ex.toString());
 		}
 		participant.open(producer, !config.containsKey(ProducerConfig.PARTITIONER_CLASS_CONFIG)
 				&& !Boolean.parseBoolean(String.valueOf(config.get(ProducerConfig.PARTITIONER_IGNORE_KEYS_CONFIG))));
