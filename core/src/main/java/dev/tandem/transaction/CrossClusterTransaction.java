@@ -509,7 +509,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		}
 		crashPoint(ProtocolStep.BEFORE_PREPARE);
 		for (Participant participant : empty) {
-			participant.abort();
+			abortOrAbandon(participant);
 		}
 		PhaseOne.Prepared phaseOne = prepare(working);
 		PreparedCommit prepared = new PreparedCommit(working, phaseOne.records(), phaseOne.branches(), start);
@@ -675,7 +675,10 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 */
 	private PhaseOne.Prepared prepare(List<Participant> working) {
 		try {
-			return new PhaseOne(this.transactionId, this.context.commitExecutor(), this.context.commitTimeout())
+			// a pipeline's transaction is prepared within the commit timeout: nothing flushes it
+			// synchronously, and a cluster that does not answer must not hold its successors
+			return new PhaseOne(this.transactionId, this.context.commitExecutor(), this.context.commitTimeout(),
+					this.held != null)
 				.run(working, this.databases.values());
 		}
 		catch (ProtocolHook.SimulatedCrashException ex) {
@@ -801,14 +804,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			}
 		}
 		for (Participant participant : participants) {
-			try {
-				participant.abort();
-			}
-			catch (RuntimeException ex) {
-				logger.warn("Abort of {} on cluster '{}' failed; abandoning its producer (the broker aborts the transaction when a new producer initializes it)",
-						participant.transactionalId, participant.cluster, ex);
-				participant.abandon();
-			}
+			abortOrAbandon(participant);
 		}
 		for (DatabaseParticipant database : this.databases.values()) {
 			database.rollback();
@@ -818,6 +814,23 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		this.context.listener().onAborted(this.transactionId, cause);
 		return new TransactionAbortedException("Transaction " + this.transactionId + " aborted on every cluster: "
 				+ cause.getMessage(), cause);
+	}
+
+	/**
+	 * Aborts a participant's Kafka transaction, waiting at most its producer's {@code max.block.ms}
+	 * (the commit timeout unless the cluster sets it); a participant whose abort fails (its cluster
+	 * does not answer) is abandoned: the broker aborts the transaction when the slot's next
+	 * producer initializes the transactional id, or at its transaction timeout.
+	 */
+	private static void abortOrAbandon(Participant participant) {
+		try {
+			participant.abort();
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Abort of {} on cluster '{}' failed; abandoning its producer (the broker aborts the transaction when a new producer initializes it)",
+					participant.transactionalId, participant.cluster, ex);
+			participant.abandon();
+		}
 	}
 
 	/**
