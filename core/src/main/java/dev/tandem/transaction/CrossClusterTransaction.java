@@ -133,7 +133,10 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * @param cluster the cluster's configured name
 	 * @param record the record, already serialized
 	 * @return the send's future, a {@link java.util.concurrent.CompletableFuture}; it completes when the broker
-	 *     acknowledged the record (on the producer's network thread: keep dependent stages short)
+	 *     acknowledged the record (on the producer's network thread: keep dependent stages short). It
+	 *     fails at once, without the producer, once a send of this transaction to the same cluster
+	 *     failed as it was made (no metadata within {@code max.block.ms}, say: the transaction can
+	 *     only abort), or, in a pipeline, once a transaction handed over before it failed
 	 * @throws IllegalArgumentException if the cluster is unknown
 	 * @throws IllegalStateException if the transaction is no longer active, or was handed to its
 	 *     pipeline
