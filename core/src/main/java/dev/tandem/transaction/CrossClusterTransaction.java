@@ -133,7 +133,10 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 * @param cluster the cluster's configured name
 	 * @param record the record, already serialized
 	 * @return the send's future, a {@link java.util.concurrent.CompletableFuture}; it completes when the broker
-	 *     acknowledged the record (on the producer's network thread: keep dependent stages short)
+	 *     acknowledged the record (on the producer's network thread: keep dependent stages short). It
+	 *     fails at once, without the producer, once a send of this transaction to the same cluster
+	 *     failed as it was made (no metadata within {@code max.block.ms}, say: the transaction can
+	 *     only abort), or, in a pipeline, once a transaction handed over before it failed
 	 * @throws IllegalArgumentException if the cluster is unknown
 	 * @throws IllegalStateException if the transaction is no longer active, or was handed to its
 	 *     pipeline
@@ -509,7 +512,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		}
 		crashPoint(ProtocolStep.BEFORE_PREPARE);
 		for (Participant participant : empty) {
-			participant.abort();
+			abortOrAbandon(participant);
 		}
 		PhaseOne.Prepared phaseOne = prepare(working);
 		PreparedCommit prepared = new PreparedCommit(working, phaseOne.records(), phaseOne.branches(), start);
@@ -675,7 +678,10 @@ public final class CrossClusterTransaction implements AutoCloseable {
 	 */
 	private PhaseOne.Prepared prepare(List<Participant> working) {
 		try {
-			return new PhaseOne(this.transactionId, this.context.commitExecutor(), this.context.commitTimeout())
+			// a pipeline's transaction is prepared within the commit timeout: nothing flushes it
+			// synchronously, and a cluster that does not answer must not hold its successors
+			return new PhaseOne(this.transactionId, this.context.commitExecutor(), this.context.commitTimeout(),
+					this.held != null)
 				.run(working, this.databases.values());
 		}
 		catch (ProtocolHook.SimulatedCrashException ex) {
@@ -801,14 +807,7 @@ public final class CrossClusterTransaction implements AutoCloseable {
 			}
 		}
 		for (Participant participant : participants) {
-			try {
-				participant.abort();
-			}
-			catch (RuntimeException ex) {
-				logger.warn("Abort of {} on cluster '{}' failed; abandoning its producer (the broker aborts the transaction when a new producer initializes it)",
-						participant.transactionalId, participant.cluster, ex);
-				participant.abandon();
-			}
+			abortOrAbandon(participant);
 		}
 		for (DatabaseParticipant database : this.databases.values()) {
 			database.rollback();
@@ -818,6 +817,23 @@ public final class CrossClusterTransaction implements AutoCloseable {
 		this.context.listener().onAborted(this.transactionId, cause);
 		return new TransactionAbortedException("Transaction " + this.transactionId + " aborted on every cluster: "
 				+ cause.getMessage(), cause);
+	}
+
+	/**
+	 * Aborts a participant's Kafka transaction, waiting at most its producer's {@code max.block.ms}
+	 * (the commit timeout unless the cluster sets it); a participant whose abort fails (its cluster
+	 * does not answer) is abandoned: the broker aborts the transaction when the slot's next
+	 * producer initializes the transactional id, or at its transaction timeout.
+	 */
+	private static void abortOrAbandon(Participant participant) {
+		try {
+			participant.abort();
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Abort of {} on cluster '{}' failed; abandoning its producer (the broker aborts the transaction when a new producer initializes it)",
+					participant.transactionalId, participant.cluster, ex);
+			participant.abandon();
+		}
 	}
 
 	/**

@@ -3,7 +3,9 @@ package dev.tandem.transaction;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -26,11 +28,21 @@ import dev.tandem.text.DurationText;
  * are queued) while the previous transaction's records are acknowledged.
  * <p>
  * Lifecycle: holding, then released (once the previous transaction's records are all
- * acknowledged: sends pass straight through from then on) or discarded (the transaction aborted:
- * records still held are never sent). {@link #close()} (the transaction handed to its pipeline)
- * or {@link #discard} ends the sends; {@link #acknowledged()} completes once the transaction's
- * sends are ended, released or discarded, and every record it passed on is acknowledged or failed:
- * that is the next transaction's gate.
+ * acknowledged: sends pass straight through from then on) or discarded (the transaction aborted,
+ * or a transaction of the pipeline ahead of it failed: records still held are never sent).
+ * {@link #close()} (the transaction handed to its pipeline) or {@link #discard} ends the sends;
+ * {@link #acknowledged()} completes once the transaction's sends are ended, released or
+ * discarded, and every record it passed on is acknowledged or failed: that is the next
+ * transaction's gate.
+ * <p>
+ * A failure stops the line here too. The gate completes exceptionally when the transaction was
+ * handed over and cannot commit (a send of it failed, or it aborted after its hand-over), or when
+ * its own gate did; the next transaction then discards its held records instead of releasing them
+ * (its transaction must abort: {@link #awaitReleased} throws {@link PredecessorFailedException}).
+ * So the records of a transaction behind a failed one never reach a producer, whose cluster may be
+ * the one that failed (issue 25: before, they were released to a cluster that was down and the
+ * next prepare waited for them). A transaction aborted before its hand-over (by its application)
+ * passes its predecessor's gate on unchanged.
  * <p>
  * Who releases: a pipeline thread, as soon as the previous transaction's records are acknowledged
  * (the acknowledgements complete on a producer's network thread, which must not send); the
@@ -50,6 +62,7 @@ final class HeldSends {
 			CompletableFuture<RecordMetadata> result) {
 	}
 
+	/** Completes once the previous transaction's records are done; exceptionally if it failed. */
 	private final CompletableFuture<Void> previous;
 
 	private final List<Held> queue = new ArrayList<>();
@@ -64,14 +77,21 @@ final class HeldSends {
 	/** No more sends: the transaction was handed over or aborted. */
 	private boolean closed;
 
+	/** The transaction was handed to its pipeline ({@link #close()}). */
+	private volatile boolean handedOver;
+
+	/** Why the transaction failed after its hand-over ({@link #discard} then); null otherwise. */
+	private volatile @Nullable Throwable failedAfterHandOver;
+
 	private boolean acknowledging;
 
 	/** What a held send threw when it was passed on: the transaction must not commit. */
-	private @Nullable RuntimeException failure;
+	private volatile @Nullable RuntimeException failure;
 
 	/**
-	 * @param previous completes (normally) once every record of the previous transaction of the
-	 *     pipeline is acknowledged or failed; already complete for the pipeline's first
+	 * @param previous completes once every record of the previous transaction of the pipeline is
+	 *     acknowledged or failed, exceptionally if that transaction (or one ahead of it) failed;
+	 *     already complete for the pipeline's first
 	 * @param releaser runs the release once {@code previous} completes
 	 */
 	HeldSends(CompletableFuture<Void> previous, Executor releaser) {
@@ -105,6 +125,9 @@ final class HeldSends {
 		if (this.state == State.RELEASED) {
 			return issue(participant, record);
 		}
+		if (this.state == State.DISCARDED) {
+			return CompletableFuture.failedFuture(notSent(this.failure));
+		}
 		CompletableFuture<RecordMetadata> result = new CompletableFuture<>();
 		this.queue.add(new Held(participant, record, result));
 		return result;
@@ -124,6 +147,11 @@ final class HeldSends {
 	}
 
 	private void releaseHeld() {
+		if (this.previous.isCompletedExceptionally()) {
+			discardHeld(predecessorFailed());
+			acknowledgeWhenSent();
+			return;
+		}
 		this.state = State.RELEASED;
 		for (Held held : this.queue) {
 			if (this.failure != null) {
@@ -154,6 +182,7 @@ final class HeldSends {
 	/** Ends the sends: the transaction was handed to its pipeline. */
 	synchronized void close() {
 		this.closed = true;
+		this.handedOver = true;
 		acknowledgeWhenSent();
 	}
 
@@ -163,16 +192,38 @@ final class HeldSends {
 	 */
 	synchronized void discard(Throwable cause) {
 		this.closed = true;
+		if (this.handedOver && this.failedAfterHandOver == null) {
+			this.failedAfterHandOver = cause;
+		}
 		if (this.state == State.HOLDING) {
-			this.state = State.DISCARDED;
-			TransactionAbortedException aborted = new TransactionAbortedException(
-					"The transaction aborted before this record was sent: " + cause, cause);
-			for (Held held : this.queue) {
-				held.result().completeExceptionally(aborted);
-			}
-			this.queue.clear();
+			discardHeld(cause);
 		}
 		acknowledgeWhenSent();
+	}
+
+	/** Held records are never sent: their futures fail with {@code cause}; later sends fail at once. */
+	private void discardHeld(Throwable cause) {
+		this.state = State.DISCARDED;
+		if (this.failure == null) {
+			this.failure = (cause instanceof RuntimeException runtime) ? runtime
+					: new TandemException(String.valueOf(cause.getMessage()), cause);
+		}
+		TransactionAbortedException aborted = notSent(cause);
+		for (Held held : this.queue) {
+			held.result().completeExceptionally(aborted);
+		}
+		this.queue.clear();
+	}
+
+	private static TransactionAbortedException notSent(@Nullable Throwable cause) {
+		return new TransactionAbortedException("The transaction aborted before this record was sent: " + cause, cause);
+	}
+
+	/** Why the held records are discarded when the previous transaction's gate failed. */
+	private PredecessorFailedException predecessorFailed() {
+		Throwable cause = failureOf(this.previous);
+		return new PredecessorFailedException("An earlier transaction of the pipeline failed (" + cause
+				+ "): this transaction's held records were not sent", cause);
 	}
 
 	private void acknowledgeWhenSent() {
@@ -182,17 +233,64 @@ final class HeldSends {
 		this.acknowledging = true;
 		// The previous transaction's gate too: a transaction discarded while holding passed nothing
 		// on, and the next one must still wait for the records of the one before it.
-		List<CompletableFuture<?>> waits = new ArrayList<>(this.issued);
+		List<CompletableFuture<RecordMetadata>> sent = List.copyOf(this.issued);
+		List<CompletableFuture<?>> waits = new ArrayList<>(sent);
 		waits.add(this.previous);
-		CompletableFuture.allOf(waits.toArray(new CompletableFuture<?>[0]))
-			.whenComplete((done, ex) -> this.acknowledged.complete(null));
+		// Completes on a producer's network thread: no lock taken there.
+		CompletableFuture.allOf(waits.toArray(new CompletableFuture<?>[0])).whenComplete((done, ex) -> {
+			Throwable failed = gateFailure(sent);
+			if (failed != null) {
+				this.acknowledged.completeExceptionally(failed);
+			}
+			else {
+				this.acknowledged.complete(null);
+			}
+		});
 	}
 
 	/**
-	 * Returns the next transaction's gate: completes normally (a failed send too: its transaction
-	 * aborts, and the pipeline aborts the ones after it) once the sends ended, every record
-	 * passed on is acknowledged or failed, and this transaction's own gate completed (a
-	 * transaction aborted while holding keeps the next one behind the one before it).
+	 * Why the next transaction must not send (its gate fails): the one ahead failed, or this one
+	 * was handed over and cannot commit (aborted after the hand-over, or a send of it failed);
+	 * null if the next one may send. Called once every wait of the gate completed.
+	 */
+	private @Nullable Throwable gateFailure(List<CompletableFuture<RecordMetadata>> sent) {
+		if (this.previous.isCompletedExceptionally()) {
+			return failureOf(this.previous);
+		}
+		if (!this.handedOver) {
+			return null;
+		}
+		if (this.failedAfterHandOver != null) {
+			return this.failedAfterHandOver;
+		}
+		if (this.failure != null) {
+			return this.failure;
+		}
+		for (CompletableFuture<RecordMetadata> send : sent) {
+			if (send.isCompletedExceptionally()) {
+				return failureOf(send);
+			}
+		}
+		return null;
+	}
+
+	/** What a future that completed exceptionally failed with. */
+	private static Throwable failureOf(CompletableFuture<?> failed) {
+		try {
+			failed.join();
+		}
+		catch (CompletionException | CancellationException ex) {
+			return (ex instanceof CompletionException && ex.getCause() != null) ? ex.getCause() : ex;
+		}
+		throw new IllegalStateException("Future did not fail");
+	}
+
+	/**
+	 * Returns the next transaction's gate: completes once the sends ended, every record passed on
+	 * is acknowledged or failed, and this transaction's own gate completed (a transaction aborted
+	 * while holding keeps the next one behind the one before it); exceptionally, with the failure,
+	 * if this transaction was handed over and a send of it failed or it aborted, or if its own
+	 * gate did: the next transaction then discards its held records.
 	 */
 	CompletableFuture<Void> acknowledged() {
 		return this.acknowledged;
@@ -203,6 +301,8 @@ final class HeldSends {
 	 * records on (if no other thread did), so that every record of the transaction is with its
 	 * producer.
 	 * @param timeout bound of the wait
+	 * @throws PredecessorFailedException if a transaction ahead failed: the held records were
+	 *     discarded, and the transaction must abort
 	 * @throws TandemException if the previous transaction's records were not acknowledged in time,
 	 *     if interrupted, or if a held record's send threw
 	 */
@@ -215,7 +315,7 @@ final class HeldSends {
 			throw new TandemException("Interrupted while waiting for the previous transaction's records", ex);
 		}
 		catch (ExecutionException ex) {
-			// the gate only completes normally; keep going as if it had
+			// a transaction ahead failed: release() discards the held records, and this one aborts
 		}
 		catch (TimeoutException ex) {
 			throw new TandemException("The records of the pipeline's previous transaction were not acknowledged within "
@@ -225,6 +325,9 @@ final class HeldSends {
 		synchronized (this) {
 			release();
 			failed = this.failure;
+		}
+		if (failed instanceof PredecessorFailedException predecessor) {
+			throw predecessor;
 		}
 		if (failed != null) {
 			throw new TandemException("A send of the transaction failed when its held records were sent: " + failed,

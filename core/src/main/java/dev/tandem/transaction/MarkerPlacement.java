@@ -47,6 +47,8 @@ final class MarkerPlacement {
 	 * @param marker the marker record, without a partition
 	 * @param first the participant's first record, or null if it is enlisted without one
 	 * @return the marker, with a partition beside the first record's when one is known
+	 * @throws org.apache.kafka.common.errors.TimeoutException if the metadata did not come within
+	 *     {@code max.block.ms}: the marker's own send would wait as long again (the caller fails it)
 	 */
 	static ProducerRecord<byte[], byte[]> beside(Producer<byte[], byte[]> producer, boolean keysPickPartitions,
 			ProducerRecord<byte[], byte[]> marker, @Nullable ProducerRecord<byte[], byte[]> first) {
@@ -77,6 +79,9 @@ final class MarkerPlacement {
 					: ProducerInternals.partitionForKey(marker.key(), beside.size()));
 			return new ProducerRecord<>(marker.topic(), chosen, marker.timestamp(), marker.key(), marker.value(),
 					marker.headers());
+		}
+		catch (org.apache.kafka.common.errors.TimeoutException ex) {
+			throw ex;
 		}
 		catch (RuntimeException ex) {
 			return marker;

@@ -22,6 +22,7 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.tandem.text.DurationText;
 import dev.tandem.transaction.Decision.ParticipantRecord;
 import dev.tandem.transaction.internals.ProducerInternals;
 import dev.tandem.transaction.internals.ProducerInternals.ProducerIdentity;
@@ -49,6 +50,13 @@ final class Participant {
 
 	/** The marker record of the open transaction, sent first (at begin); null outside a transaction. */
 	private @Nullable Future<RecordMetadata> marker;
+
+	/**
+	 * What a send of the open transaction failed with as it was made (its metadata did not come
+	 * within {@code max.block.ms}, say): the transaction cannot prepare, and later sends fail at
+	 * once instead of blocking the caller as long again. Set and read on the sending thread.
+	 */
+	private @Nullable Throwable failedSend;
 
 	private int offsetCommits;
 
@@ -97,7 +105,20 @@ final class Participant {
 		if (!this.inTransaction) {
 			producer().beginTransaction();
 			this.inTransaction = true;
-			this.marker = sendOne(MarkerPlacement.beside(producer(), this.keysPickPartitions, markerRecord, firstRecord));
+			ProducerRecord<byte[], byte[]> placed;
+			try {
+				placed = MarkerPlacement.beside(producer(), this.keysPickPartitions, markerRecord, firstRecord);
+			}
+			catch (org.apache.kafka.common.errors.TimeoutException ex) {
+				// The cluster gave no metadata within max.block.ms: the marker's send would wait as
+				// long again, and every record's after it.
+				logger.warn("Cluster '{}' gave no metadata to {} within max.block.ms ({}); the transaction's sends there "
+						+ "fail at once and it aborts", this.cluster, this.transactionalId, ex.getMessage());
+				this.failedSend = ex;
+				this.marker = CompletableFuture.failedFuture(ex);
+				return;
+			}
+			this.marker = sendOne(placed);
 		}
 	}
 
@@ -114,11 +135,18 @@ final class Participant {
 	 */
 	CompletableFuture<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {
 		requireBegun();
-		CompletableFuture<RecordMetadata> future = sendOne(record);
+		Throwable failed = this.failedSend;
+		CompletableFuture<RecordMetadata> future = (failed == null) ? sendOne(record)
+				: CompletableFuture.failedFuture(failed);
 		this.sends.add(future);
 		return future;
 	}
 
+	/**
+	 * Sends a record; a send that failed as it was made (the producer calls back before
+	 * returning: no metadata within {@code max.block.ms}, a record too large) is remembered, so
+	 * that the transaction's later sends fail at once ({@link #send}).
+	 */
 	private CompletableFuture<RecordMetadata> sendOne(ProducerRecord<byte[], byte[]> record) {
 		CompletableFuture<RecordMetadata> future = new CompletableFuture<>();
 		producer().send(record, (metadata, exception) -> {
@@ -129,6 +157,9 @@ final class Participant {
 				future.complete(metadata);
 			}
 		});
+		if (future.isCompletedExceptionally() && this.failedSend == null) {
+			this.failedSend = future.handle((metadata, exception) -> exception).join();
+		}
 		return future;
 	}
 
@@ -201,21 +232,24 @@ final class Participant {
 	}
 
 	/**
-	 * Waits for every send of the transaction, then returns what the decision records of this
-	 * participant: its producer id and epoch and where its marker landed.
-	 * @param timeout bound of each send's acknowledgement
-	 * @throws TandemException if a send failed or was not acknowledged in time
+	 * Waits for every send of the transaction, its marker record's last, until a deadline, then
+	 * returns what the decision records of this participant: its producer id and epoch and where
+	 * its marker landed.
+	 * @param deadlineNanos when the wait ends ({@link System#nanoTime()})
+	 * @param timeout the bound the deadline stands for, for the failure's message
+	 * @throws TandemException if a send failed, or was not acknowledged by the deadline (logged at
+	 *     WARN, naming the cluster: the caller aborts the transaction)
 	 * @throws ExecutionException if the marker's send failed
 	 * @throws InterruptedException if interrupted while waiting for the marker
 	 */
-	ParticipantRecord prepared(Duration timeout) throws ExecutionException, InterruptedException {
+	ParticipantRecord prepared(long deadlineNanos, Duration timeout) throws ExecutionException, InterruptedException {
 		Future<RecordMetadata> marker = this.marker;
 		if (marker == null) {
 			throw new IllegalStateException("Participant " + this.transactionalId + " has no open transaction");
 		}
 		for (Future<RecordMetadata> send : this.sends) {
 			try {
-				send.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+				send.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
@@ -226,21 +260,28 @@ final class Participant {
 						ex.getCause());
 			}
 			catch (TimeoutException ex) {
-				throw new TandemException("A send to cluster '" + this.cluster + "' was not acknowledged in time", ex);
+				throw notAcknowledged("a record", timeout, ex);
 			}
 		}
 		RecordMetadata landed;
 		try {
-			landed = marker.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+			landed = marker.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
 		}
 		catch (TimeoutException ex) {
-			throw new TandemException("The marker record sent to cluster '" + this.cluster
-					+ "' was not acknowledged in time", ex);
+			throw notAcknowledged("the marker record", timeout, ex);
 		}
 		ProducerIdentity identity = ProducerInternals.identity(producer());
 		return new ParticipantRecord(this.cluster, this.transactionalId, identity.producerId(),
 				identity.producerEpoch(), landed.topic(), landed.partition(), landed.offset(),
 				identity.transactionV2() ? ParticipantRecord.TRANSACTION_V2 : ParticipantRecord.TRANSACTION_V1);
+	}
+
+	private TandemException notAcknowledged(String what, Duration timeout, TimeoutException ex) {
+		String within = DurationText.of(timeout);
+		logger.warn("Cluster '{}' did not acknowledge {} of {}'s transaction within the commit timeout ({}); the "
+				+ "transaction aborts", this.cluster, what, this.transactionalId, within);
+		return new TandemException("Cluster '" + this.cluster + "' did not acknowledge " + what + " of the transaction"
+				+ " within the commit timeout (" + within + "): the transaction was not prepared", ex);
 	}
 
 	/**
@@ -325,6 +366,7 @@ final class Participant {
 	private void reset() {
 		this.inTransaction = false;
 		this.marker = null;
+		this.failedSend = null;
 		this.sends.clear();
 		this.offsetCommits = 0;
 		this.deferred.clear();

@@ -34,6 +34,17 @@ import dev.tandem.transaction.Decision.ParticipantRecord;
  * flush handed to the executor has ended before {@link #run} returns or throws, so the caller's
  * abort never races one.
  * <p>
+ * A pipeline's transaction is prepared within the commit timeout instead ({@code bounded}):
+ * {@code flush()} ends only when every batch of the producer is acknowledged or expired (its
+ * {@code delivery.timeout.ms}), so a cluster that does not answer would hold the pipeline that
+ * long, and its successors behind it. There, each cluster with records outstanding is flushed on an
+ * executor thread that nobody waits for (so that the producer sends now rather than after
+ * {@code linger.ms}), and the calling thread waits for the transaction's own sends, its marker
+ * among them, until the commit timeout has passed since phase one began: a cluster that has not
+ * acknowledged them by then fails the prepare (WARN, naming the cluster). Such a flush may
+ * outlive {@link #run}; it touches nothing but its producer, which the caller's abort (or the
+ * abandon that follows a failed abort) makes return.
+ * <p>
  * Called by the one thread that commits the transaction; not thread-safe.
  */
 final class PhaseOne {
@@ -52,15 +63,21 @@ final class PhaseOne {
 
 	private final Duration timeout;
 
+	private final boolean bounded;
+
 	/**
 	 * @param transactionId the transaction's id (the databases' marker rows carry it)
 	 * @param executor runs the flushes handed off; a rejected hand-off runs on the calling thread
-	 * @param timeout bound of each send's acknowledgement once flushed
+	 * @param timeout bound of each send's acknowledgement once flushed; with {@code bounded}, of
+	 *     the wait for every acknowledgement from the start of {@link #run}
+	 * @param bounded whether the wait for the acknowledgements is bounded by {@code timeout}
+	 *     rather than by the producers' {@code delivery.timeout.ms} (a pipeline's transaction)
 	 */
-	PhaseOne(String transactionId, Executor executor, Duration timeout) {
+	PhaseOne(String transactionId, Executor executor, Duration timeout, boolean bounded) {
 		this.transactionId = transactionId;
 		this.executor = executor;
 		this.timeout = timeout;
+		this.bounded = bounded;
 	}
 
 	/**
@@ -75,6 +92,9 @@ final class PhaseOne {
 	 */
 	Prepared run(List<Participant> working, Collection<DatabaseParticipant> databases)
 			throws ExecutionException, InterruptedException {
+		if (this.bounded) {
+			return withinTimeout(working, databases);
+		}
 		List<Participant> awaiting = new ArrayList<>(working.size());
 		for (Participant participant : working) {
 			if (participant.awaitsAcknowledgement()) {
@@ -93,11 +113,53 @@ final class PhaseOne {
 		for (Participant participant : working) {
 			participant.flush();
 		}
+		long deadline = System.nanoTime() + this.timeout.toNanos();
 		List<ParticipantRecord> records = new ArrayList<>(working.size());
 		for (Participant participant : working) {
-			records.add(participant.prepared(this.timeout));
+			records.add(participant.prepared(deadline, this.timeout));
 		}
 		return new Prepared(records, prepareBranches(databases));
+	}
+
+	/**
+	 * A pipeline's transaction: the clusters with records outstanding are told to send them now,
+	 * the branches prepared meanwhile, and the sends awaited until the timeout has passed.
+	 */
+	private Prepared withinTimeout(List<Participant> working, Collection<DatabaseParticipant> databases)
+			throws ExecutionException, InterruptedException {
+		long deadline = System.nanoTime() + this.timeout.toNanos();
+		for (Participant participant : working) {
+			if (participant.awaitsAcknowledgement()) {
+				sendNow(participant);
+			}
+		}
+		List<DatabaseRecord> branches = prepareBranches(databases);
+		List<ParticipantRecord> records = new ArrayList<>(working.size());
+		for (Participant participant : working) {
+			records.add(participant.prepared(deadline, this.timeout));
+		}
+		return new Prepared(records, branches);
+	}
+
+	/**
+	 * Flushes a participant's producer on an executor thread and does not wait for it: the
+	 * producer sends what it holds at once instead of after {@code linger.ms}. What the flush
+	 * waits for is the transaction's own sends, which the caller awaits with its deadline.
+	 */
+	private void sendNow(Participant participant) {
+		try {
+			this.executor.execute(() -> {
+				try {
+					participant.flush();
+				}
+				catch (RuntimeException ex) {
+					// the producer was closed (aborted, abandoned): the transaction's sends carry the outcome
+				}
+			});
+		}
+		catch (RejectedExecutionException ex) {
+			// the manager is closing: the producer still sends after linger.ms
+		}
 	}
 
 	private Prepared overlapped(List<Participant> working, List<Participant> awaiting,
@@ -178,7 +240,7 @@ final class PhaseOne {
 
 	private ParticipantRecord flushAndCheck(Participant participant) throws ExecutionException, InterruptedException {
 		participant.flush();
-		return participant.prepared(this.timeout);
+		return participant.prepared(System.nanoTime() + this.timeout.toNanos(), this.timeout);
 	}
 
 	private List<DatabaseRecord> prepareBranches(Collection<DatabaseParticipant> databases) {

@@ -54,7 +54,11 @@ import dev.tandem.text.DurationText;
  * A failure stops the line: when a transaction does not commit, every transaction committed
  * asynchronously after it and not decided yet, up to the next {@link #drain()}, is aborted
  * undecided (its future fails with {@link PredecessorFailedException}); nothing of them is
- * visible. (Only a decided transaction's commits can fail while its successor is decided; such a
+ * visible. The records of the transactions behind a handed-over transaction that fails, if they
+ * are still held, are never sent (their futures fail; each of those transactions aborts, also
+ * one begun before the next {@link #drain()} and handed over after it), and a transaction's
+ * prepare waits for its clusters' acknowledgements at most the commit timeout, so a cluster that
+ * does not answer fails the line within a bound of the commit timeout (issue 25). (Only a decided transaction's commits can fail while its successor is decided; such a
  * transaction ends committed through recovery or with a heuristic outcome, never aborted.) The caller then
  * drains and rewinds its consumer to the first offsets not committed, as
  * {@link CrossClusterProcessor} does. This is the Flink checkpoint idea (barriers in order,
@@ -89,7 +93,10 @@ public final class TransactionPipeline implements AutoCloseable {
 	/** Passes a transaction's held sends on once the previous transaction's records are acknowledged. */
 	private final ExecutorService releaser;
 
-	/** The gate of the next transaction begun: the last one's records all acknowledged. */
+	/**
+	 * The gate of the next transaction begun: the last one's records all acknowledged;
+	 * exceptionally if it or one before it failed since the last {@link #drain()}.
+	 */
 	private CompletableFuture<Void> lastAcknowledged = CompletableFuture.completedFuture(null);
 
 	private final Deque<CompletableFuture<Void>> submitted = new ArrayDeque<>();
@@ -364,6 +371,9 @@ public final class TransactionPipeline implements AutoCloseable {
 		}
 		// Every task ran: the deciding and committing threads wrote their failures before completing.
 		this.failure.set(null);
+		// A transaction begun from now on waits for the records before it, but no failure before
+		// the drain discards its sends (the ones begun before it still abort).
+		this.lastAcknowledged = this.lastAcknowledged.handle((ok, ex) -> null);
 		if (first instanceof RuntimeException runtime) {
 			throw runtime;
 		}
