@@ -13,6 +13,7 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,7 +71,10 @@ import dev.tandem.mirror.MirrorSettings;
  * MirrorMaker 2's class path (required for the {@code mm2-*} contenders; the profile resolves
  * it), {@code --contenders} ({@code mm2-eos,mm2-alo,tandem}; with {@code --rtt}
  * {@code alo-async,mm2-eos,mm2-alo,tandem}; also {@code tandem-source}, the mirror with its
- * positions on the source), {@code --rtt} round trip times in ms (none: in-process
+ * positions on the source, and variants of the mirror with settings of their own, for example
+ * {@code tandem[max-records=40000,producer.batch.size=131072]}: {@code max-records},
+ * {@code max-interval} (ms), {@code depth}, {@code growth}, {@code producer.<key>} for the target's
+ * producers and {@code consumer.<key>} for the source's consumer), {@code --rtt} round trip times in ms (none: in-process
  * clusters), {@code --rounds} (3),
  * {@code --records} backlog per run (150000), {@code --live-rate} (2000), {@code --live-duration}
  * (10s), {@code --lag-fraction} (0.3), {@code --settle} (5s), {@code --sync-wait} (60s),
@@ -168,9 +172,9 @@ public final class MirrorBench {
 		StringBuilder setup = new StringBuilder();
 		short replication = (short) Math.min(3, this.brokers);
 		try {
-			for (String name : option("contenders", this.regions ? "alo-async,mm2-eos,mm2-alo,tandem"
-					: "mm2-eos,mm2-alo,tandem").split(",")) {
-				contenders.add(contender(name.trim(), work));
+			for (String name : specs(option("contenders", this.regions ? "alo-async,mm2-eos,mm2-alo,tandem"
+					: "mm2-eos,mm2-alo,tandem"))) {
+				contenders.add(contender(name, work));
 			}
 			progress("Starting clusters " + SOURCE + " and " + TARGET + " of " + this.brokers + " broker(s)"
 					+ (this.regions ? ", as processes, " + SOURCE + " behind latency proxies" : ""));
@@ -233,25 +237,72 @@ public final class MirrorBench {
 			.render();
 	}
 
-	private Contender contender(String name, Path work) throws Exception {
+	/** Splits {@code --contenders} at the commas outside brackets ({@code tandem[depth=4,growth=2],alo-async}). */
+	private static List<String> specs(String text) {
+		List<String> specs = new ArrayList<>();
+		int depth = 0;
+		int start = 0;
+		for (int i = 0; i <= text.length(); i++) {
+			char c = (i < text.length()) ? text.charAt(i) : ',';
+			if (c == '[') {
+				depth++;
+			}
+			else if (c == ']') {
+				depth--;
+			}
+			else if (c == ',' && depth == 0) {
+				String spec = text.substring(start, i).trim();
+				if (!spec.isEmpty()) {
+					specs.add(spec);
+				}
+				start = i + 1;
+			}
+		}
+		return specs;
+	}
+
+	private Contender contender(String spec, Path work) throws Exception {
+		int bracket = spec.indexOf('[');
+		if (bracket > 0) {
+			String kind = spec.substring(0, bracket);
+			if (!kind.equals("tandem") || !spec.endsWith("]")) {
+				throw new IllegalArgumentException("--contenders: only tandem takes settings, as tandem[key=value,...], not '"
+						+ spec + "'");
+			}
+			Map<String, String> overrides = new java.util.LinkedHashMap<>();
+			for (String pair : spec.substring(bracket + 1, spec.length() - 1).split(",")) {
+				int equals = pair.indexOf('=');
+				if (equals < 1) {
+					throw new IllegalArgumentException("--contenders " + spec + " takes key=value pairs, not '" + pair + "'");
+				}
+				overrides.put(pair.substring(0, equals).trim(), pair.substring(equals + 1).trim());
+			}
+			return new TandemMirrorContender(work.resolve("coordinator-" + spec.replaceAll("[^A-Za-z0-9.-]", "_")),
+					maxRecordsOption(), null, spec, overrides);
+		}
+		String name = spec;
 		return switch (name) {
 			case "mm2-eos", "mm2-alo" -> new MirrorMaker2Contender(name.equals("mm2-eos"), Path.of(Objects.requireNonNull(
 					this.options.get("mm2-classpath"), "--mm2-classpath <file> is required for the " + name + " contender")));
 			case "alo-async" -> new AtLeastOnceMirrorContender();
 			case "tandem", "tandem-source" -> new TandemMirrorContender(work.resolve("coordinator-" + name),
-					this.options.containsKey("tandem-max-records") ? Integer.parseInt(this.options.get("tandem-max-records"))
-							: null,
-					name.equals("tandem-source") ? MirrorSettings.Positions.SOURCE : null);
+					maxRecordsOption(), name.equals("tandem-source") ? MirrorSettings.Positions.SOURCE : null, name, Map.of());
 			default -> throw new IllegalArgumentException("Unknown contender '" + name + "' in --contenders; use "
 					+ "alo-async, mm2-eos, mm2-alo, tandem, tandem-source");
 		};
+	}
+
+	private @Nullable Integer maxRecordsOption() {
+		return this.options.containsKey("tandem-max-records") ? Integer.parseInt(this.options.get("tandem-max-records"))
+				: null;
 	}
 
 	private RunResult runOne(RegionClusters kafka, Contender contender, int round, int rtt, FlightRecords flights,
 			long live, Path work, short replication) {
 		RegionClusters.Cluster source = kafka.source();
 		RegionClusters.Cluster target = kafka.target();
-		String tag = "r" + round + "-rtt" + rtt + "-" + contender.id();
+		// a variant's id has brackets, '=' and ',': not in a topic name
+		String tag = "r" + round + "-rtt" + rtt + "-" + contender.id().replaceAll("[^A-Za-z0-9._-]", "_");
 		String topic = "flights-" + tag;
 		String remoteTopic = contender.remoteTopic(SOURCE, topic);
 		String lagging = "lagging-" + tag;
