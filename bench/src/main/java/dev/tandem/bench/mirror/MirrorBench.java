@@ -75,7 +75,7 @@ import dev.tandem.mirror.MirrorSettings;
  * {@code tandem[max-records=40000,producer.batch.size=131072]}: {@code max-records},
  * {@code max-interval} (ms), {@code depth}, {@code growth}, {@code producer.<key>} for the target's
  * producers and {@code consumer.<key>} for the source's consumer), {@code --rtt} round trip times in ms (none: in-process
- * clusters), {@code --rounds} (3),
+ * clusters), {@code --rounds} (3), {@code --warmup-rounds} rounds run first and not reported (0),
  * {@code --records} backlog per run (150000), {@code --live-rate} (2000), {@code --live-duration}
  * (10s), {@code --lag-fraction} (0.3), {@code --settle} (5s), {@code --sync-wait} (60s),
  * {@code --brokers} (3; with {@code --rtt} 1), {@code --partitions} (6), {@code --tandem-max-records} the Tandem mirror's
@@ -96,6 +96,8 @@ public final class MirrorBench {
 	private final Map<String, String> options;
 
 	private final int rounds;
+
+	private final int warmupRounds;
 
 	private final long backlog;
 
@@ -124,6 +126,7 @@ public final class MirrorBench {
 		this.regions = options.containsKey("rtt");
 		this.rtts = RegionClusters.roundTrips(option("rtt", "0"), "--rtt");
 		this.rounds = Integer.parseInt(option("rounds", "3"));
+		this.warmupRounds = Integer.parseInt(option("warmup-rounds", "0"));
 		this.backlog = Long.parseLong(option("records", "150000"));
 		this.liveRate = Integer.parseInt(option("live-rate", "2000"));
 		this.liveDuration = BenchOptions.duration(option("live-duration", "10s"));
@@ -133,6 +136,9 @@ public final class MirrorBench {
 		this.brokers = Integer.parseInt(option("brokers", this.regions ? "1" : "3"));
 		this.partitions = Integer.parseInt(option("partitions", "6"));
 		this.logs = Path.of(option("log-dir", "bench/target/mirror-bench-logs"));
+		if (this.warmupRounds < 0) {
+			throw new IllegalArgumentException("--warmup-rounds must be 0 or more");
+		}
 		if (this.rounds < 1 || this.backlog < 1 || this.liveRate < 1 || this.brokers < 1 || this.partitions < 1) {
 			throw new IllegalArgumentException("--rounds, --records, --live-rate, --brokers and --partitions must be 1 or more");
 		}
@@ -205,16 +211,31 @@ public final class MirrorBench {
 				for (Contender contender : contenders) {
 					setup.append("- `").append(contender.id()).append("`: ").append(contender.settings()).append('\n');
 				}
-				for (int round = 1; round <= this.rounds; round++) {
-					roundLoads.add(loadAverage());
+				if (this.warmupRounds > 0) {
+					setup.append(String.format(java.util.Locale.ROOT,
+							"Warm-up: %d round(s) of every contender at each round trip time first, in the same rotation, "
+									+ "not reported (the first runs of a fresh JVM are cold)%n",
+							this.warmupRounds));
+				}
+				// warm-up rounds are numbered up to 0, the reported ones from 1
+				for (int round = 1 - this.warmupRounds; round <= this.rounds; round++) {
+					boolean warmup = round < 1;
+					if (!warmup) {
+						roundLoads.add(loadAverage());
+					}
 					for (int j = 0; j < this.rtts.size(); j++) {
-						int rtt = this.rtts.get((j + round - 1) % this.rtts.size());
+						int rtt = this.rtts.get(Math.floorMod(j + round - 1, this.rtts.size()));
 						kafka.roundTrip(rtt);
 						for (int i = 0; i < contenders.size(); i++) {
-							Contender contender = contenders.get((i + round - 1) % contenders.size());
+							Contender contender = contenders.get(Math.floorMod(i + round - 1, contenders.size()));
 							RunResult result = runOne(kafka, contender, round, rtt, flights, live, work, replication);
-							results.add(result);
-							progress(MirrorReport.progressLine(result, this.rounds));
+							if (warmup) {
+								progress("warm-up: " + MirrorReport.progressLine(result, this.rounds));
+							}
+							else {
+								results.add(result);
+								progress(MirrorReport.progressLine(result, this.rounds));
+							}
 						}
 					}
 				}
