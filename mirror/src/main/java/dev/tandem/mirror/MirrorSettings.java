@@ -98,9 +98,13 @@ public record MirrorSettings(String source, List<String> targets, TopicSelection
 	 * Default {@link Builder#maxRecords(int)}: large enough that, with the positions on the target
 	 * (no round trip to the source per transaction), a backlog is copied in transactions that close
 	 * on {@link #DEFAULT_MAX_INTERVAL} rather than on a record count, so that the per-transaction
-	 * work (flush, commit, the mapping's update) is paid for many records.
+	 * work (flush, commit, the mapping's update) is paid for many records, and so that the
+	 * pipeline's wait at each hand-over (a transaction's copies reach their producer only once
+	 * every copy of the previous one is acknowledged, which keeps each target partition in source
+	 * order) comes once per many records. A transaction that fails is copied again whole, so this
+	 * also bounds the work repeated after a failure.
 	 */
-	public static final int DEFAULT_MAX_RECORDS = 10_000;
+	public static final int DEFAULT_MAX_RECORDS = 40_000;
 
 	/** Default {@link Builder#maxInterval(Duration)}: the {@link CrossClusterProcessor}'s, which it configures. */
 	public static final Duration DEFAULT_MAX_INTERVAL = CrossClusterProcessor.DEFAULT_MAX_INTERVAL;

@@ -192,10 +192,28 @@ public record Provenance(String origin, String sourceCluster, String topic, int 
 		return key.equals(ORIGIN_HEADER) || key.equals(SOURCE_HEADER) || key.equals(TOPIC_ID_HEADER);
 	}
 
-	private static byte[] sourceValue(byte[] prefix, long offset) {
-		byte[] digits = Long.toString(offset).getBytes(StandardCharsets.US_ASCII);
-		byte[] value = Arrays.copyOf(prefix, prefix.length + digits.length);
-		System.arraycopy(digits, 0, value, prefix.length, digits.length);
+	/**
+	 * Returns the prefix followed by the offset's decimal digits (as {@link Long#toString(long)}
+	 * writes them), in one array: built per copied record, so the digits are written in place
+	 * rather than through a string and a second array.
+	 */
+	static byte[] sourceValue(byte[] prefix, long offset) {
+		if (offset < 0) {
+			byte[] digits = Long.toString(offset).getBytes(StandardCharsets.US_ASCII);
+			byte[] value = Arrays.copyOf(prefix, prefix.length + digits.length);
+			System.arraycopy(digits, 0, value, prefix.length, digits.length);
+			return value;
+		}
+		int length = 1;
+		for (long rest = offset / 10; rest > 0; rest /= 10) {
+			length++;
+		}
+		byte[] value = Arrays.copyOf(prefix, prefix.length + length);
+		long rest = offset;
+		for (int i = value.length - 1; i >= prefix.length; i--) {
+			value[i] = (byte) ('0' + (rest % 10));
+			rest /= 10;
+		}
 		return value;
 	}
 

@@ -40,9 +40,9 @@ import dev.tandem.transaction.CrossClusterTransaction;
  * unresolved sends are in a concurrent map; {@link #idle} from any thread.
  * <p>
  * No wait for earlier transactions is needed to keep each target partition in source order:
- * {@link dev.tandem.transaction.TransactionPipeline#commitAsync} flushes a transaction's
- * producers on the polling thread before it returns, so every copy of an earlier transaction is
- * appended (or failed) before this one sends.
+ * the {@link dev.tandem.transaction.TransactionPipeline} holds a transaction's sends until every
+ * record the previous transaction passed to its producer is acknowledged or failed, so every copy
+ * of an earlier transaction is appended (or failed) before this one's reach a producer.
  */
 final class RecordCopier implements CrossClusterProcessor.ProcessorListener {
 
@@ -75,8 +75,14 @@ final class RecordCopier implements CrossClusterProcessor.ProcessorListener {
 			}
 		}
 		finally {
-			this.unresolved.computeIfAbsent(txn.transactionId(), (id) -> new ArrayList<>()).addAll(copies);
+			// the transaction's first poll's list is its list: no copy of it
+			this.unresolved.merge(txn.transactionId(), copies, RecordCopier::append);
 		}
+	}
+
+	private static List<Copy> append(List<Copy> transaction, List<Copy> poll) {
+		transaction.addAll(poll);
+		return transaction;
 	}
 
 	/** A transaction committed: its copies' target offsets go to the mappings, in send order. */

@@ -102,6 +102,15 @@ class ProvenanceTests {
 		assertThat(copy).as("the producer's headers are its own").hasSize(4);
 	}
 
+	@Test
+	void theSourceValueIsThePrefixAndTheOffsetsDecimalDigitsAsLongToStringWritesThem() {
+		byte[] prefix = Provenance.sourcePrefix("east", "orders", 5);
+		for (long offset : new long[] { 0, 7, 9, 10, 99, 100, 123_456_789, 999_999_999_999L, Long.MAX_VALUE }) {
+			assertThat(new String(Provenance.sourceValue(prefix, offset), StandardCharsets.US_ASCII))
+				.isEqualTo("east/orders/5/" + offset);
+		}
+	}
+
 	private static byte[] bytes(String value) {
 		return value.getBytes(StandardCharsets.UTF_8);
 	}

@@ -13,6 +13,7 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,8 +71,11 @@ import dev.tandem.mirror.MirrorSettings;
  * MirrorMaker 2's class path (required for the {@code mm2-*} contenders; the profile resolves
  * it), {@code --contenders} ({@code mm2-eos,mm2-alo,tandem}; with {@code --rtt}
  * {@code alo-async,mm2-eos,mm2-alo,tandem}; also {@code tandem-source}, the mirror with its
- * positions on the source), {@code --rtt} round trip times in ms (none: in-process
- * clusters), {@code --rounds} (3),
+ * positions on the source, and variants of the mirror with settings of their own, for example
+ * {@code tandem[max-records=40000,producer.batch.size=131072]}: {@code max-records},
+ * {@code max-interval} (ms), {@code depth}, {@code growth}, {@code producer.<key>} for the target's
+ * producers and {@code consumer.<key>} for the source's consumer), {@code --rtt} round trip times in ms (none: in-process
+ * clusters), {@code --rounds} (3), {@code --warmup-rounds} rounds run first and not reported (0),
  * {@code --records} backlog per run (150000), {@code --live-rate} (2000), {@code --live-duration}
  * (10s), {@code --lag-fraction} (0.3), {@code --settle} (5s), {@code --sync-wait} (60s),
  * {@code --brokers} (3; with {@code --rtt} 1), {@code --partitions} (6), {@code --tandem-max-records} the Tandem mirror's
@@ -92,6 +96,8 @@ public final class MirrorBench {
 	private final Map<String, String> options;
 
 	private final int rounds;
+
+	private final int warmupRounds;
 
 	private final long backlog;
 
@@ -120,6 +126,7 @@ public final class MirrorBench {
 		this.regions = options.containsKey("rtt");
 		this.rtts = RegionClusters.roundTrips(option("rtt", "0"), "--rtt");
 		this.rounds = Integer.parseInt(option("rounds", "3"));
+		this.warmupRounds = Integer.parseInt(option("warmup-rounds", "0"));
 		this.backlog = Long.parseLong(option("records", "150000"));
 		this.liveRate = Integer.parseInt(option("live-rate", "2000"));
 		this.liveDuration = BenchOptions.duration(option("live-duration", "10s"));
@@ -129,6 +136,9 @@ public final class MirrorBench {
 		this.brokers = Integer.parseInt(option("brokers", this.regions ? "1" : "3"));
 		this.partitions = Integer.parseInt(option("partitions", "6"));
 		this.logs = Path.of(option("log-dir", "bench/target/mirror-bench-logs"));
+		if (this.warmupRounds < 0) {
+			throw new IllegalArgumentException("--warmup-rounds must be 0 or more");
+		}
 		if (this.rounds < 1 || this.backlog < 1 || this.liveRate < 1 || this.brokers < 1 || this.partitions < 1) {
 			throw new IllegalArgumentException("--rounds, --records, --live-rate, --brokers and --partitions must be 1 or more");
 		}
@@ -168,9 +178,9 @@ public final class MirrorBench {
 		StringBuilder setup = new StringBuilder();
 		short replication = (short) Math.min(3, this.brokers);
 		try {
-			for (String name : option("contenders", this.regions ? "alo-async,mm2-eos,mm2-alo,tandem"
-					: "mm2-eos,mm2-alo,tandem").split(",")) {
-				contenders.add(contender(name.trim(), work));
+			for (String name : specs(option("contenders", this.regions ? "alo-async,mm2-eos,mm2-alo,tandem"
+					: "mm2-eos,mm2-alo,tandem"))) {
+				contenders.add(contender(name, work));
 			}
 			progress("Starting clusters " + SOURCE + " and " + TARGET + " of " + this.brokers + " broker(s)"
 					+ (this.regions ? ", as processes, " + SOURCE + " behind latency proxies" : ""));
@@ -201,16 +211,31 @@ public final class MirrorBench {
 				for (Contender contender : contenders) {
 					setup.append("- `").append(contender.id()).append("`: ").append(contender.settings()).append('\n');
 				}
-				for (int round = 1; round <= this.rounds; round++) {
-					roundLoads.add(loadAverage());
+				if (this.warmupRounds > 0) {
+					setup.append(String.format(java.util.Locale.ROOT,
+							"Warm-up: %d round(s) of every contender at each round trip time first, in the same rotation, "
+									+ "not reported (the first runs of a fresh JVM are cold)%n",
+							this.warmupRounds));
+				}
+				// warm-up rounds are numbered up to 0, the reported ones from 1
+				for (int round = 1 - this.warmupRounds; round <= this.rounds; round++) {
+					boolean warmup = round < 1;
+					if (!warmup) {
+						roundLoads.add(loadAverage());
+					}
 					for (int j = 0; j < this.rtts.size(); j++) {
-						int rtt = this.rtts.get((j + round - 1) % this.rtts.size());
+						int rtt = this.rtts.get(Math.floorMod(j + round - 1, this.rtts.size()));
 						kafka.roundTrip(rtt);
 						for (int i = 0; i < contenders.size(); i++) {
-							Contender contender = contenders.get((i + round - 1) % contenders.size());
+							Contender contender = contenders.get(Math.floorMod(i + round - 1, contenders.size()));
 							RunResult result = runOne(kafka, contender, round, rtt, flights, live, work, replication);
-							results.add(result);
-							progress(MirrorReport.progressLine(result, this.rounds));
+							if (warmup) {
+								progress("warm-up: " + MirrorReport.progressLine(result, this.rounds));
+							}
+							else {
+								results.add(result);
+								progress(MirrorReport.progressLine(result, this.rounds));
+							}
 						}
 					}
 				}
@@ -233,25 +258,72 @@ public final class MirrorBench {
 			.render();
 	}
 
-	private Contender contender(String name, Path work) throws Exception {
+	/** Splits {@code --contenders} at the commas outside brackets ({@code tandem[depth=4,growth=2],alo-async}). */
+	private static List<String> specs(String text) {
+		List<String> specs = new ArrayList<>();
+		int depth = 0;
+		int start = 0;
+		for (int i = 0; i <= text.length(); i++) {
+			char c = (i < text.length()) ? text.charAt(i) : ',';
+			if (c == '[') {
+				depth++;
+			}
+			else if (c == ']') {
+				depth--;
+			}
+			else if (c == ',' && depth == 0) {
+				String spec = text.substring(start, i).trim();
+				if (!spec.isEmpty()) {
+					specs.add(spec);
+				}
+				start = i + 1;
+			}
+		}
+		return specs;
+	}
+
+	private Contender contender(String spec, Path work) throws Exception {
+		int bracket = spec.indexOf('[');
+		if (bracket > 0) {
+			String kind = spec.substring(0, bracket);
+			if (!kind.equals("tandem") || !spec.endsWith("]")) {
+				throw new IllegalArgumentException("--contenders: only tandem takes settings, as tandem[key=value,...], not '"
+						+ spec + "'");
+			}
+			Map<String, String> overrides = new java.util.LinkedHashMap<>();
+			for (String pair : spec.substring(bracket + 1, spec.length() - 1).split(",")) {
+				int equals = pair.indexOf('=');
+				if (equals < 1) {
+					throw new IllegalArgumentException("--contenders " + spec + " takes key=value pairs, not '" + pair + "'");
+				}
+				overrides.put(pair.substring(0, equals).trim(), pair.substring(equals + 1).trim());
+			}
+			return new TandemMirrorContender(work.resolve("coordinator-" + spec.replaceAll("[^A-Za-z0-9.-]", "_")),
+					maxRecordsOption(), null, spec, overrides);
+		}
+		String name = spec;
 		return switch (name) {
 			case "mm2-eos", "mm2-alo" -> new MirrorMaker2Contender(name.equals("mm2-eos"), Path.of(Objects.requireNonNull(
 					this.options.get("mm2-classpath"), "--mm2-classpath <file> is required for the " + name + " contender")));
 			case "alo-async" -> new AtLeastOnceMirrorContender();
 			case "tandem", "tandem-source" -> new TandemMirrorContender(work.resolve("coordinator-" + name),
-					this.options.containsKey("tandem-max-records") ? Integer.parseInt(this.options.get("tandem-max-records"))
-							: null,
-					name.equals("tandem-source") ? MirrorSettings.Positions.SOURCE : null);
+					maxRecordsOption(), name.equals("tandem-source") ? MirrorSettings.Positions.SOURCE : null, name, Map.of());
 			default -> throw new IllegalArgumentException("Unknown contender '" + name + "' in --contenders; use "
 					+ "alo-async, mm2-eos, mm2-alo, tandem, tandem-source");
 		};
+	}
+
+	private @Nullable Integer maxRecordsOption() {
+		return this.options.containsKey("tandem-max-records") ? Integer.parseInt(this.options.get("tandem-max-records"))
+				: null;
 	}
 
 	private RunResult runOne(RegionClusters kafka, Contender contender, int round, int rtt, FlightRecords flights,
 			long live, Path work, short replication) {
 		RegionClusters.Cluster source = kafka.source();
 		RegionClusters.Cluster target = kafka.target();
-		String tag = "r" + round + "-rtt" + rtt + "-" + contender.id();
+		// a variant's id has brackets, '=' and ',': not in a topic name
+		String tag = "r" + round + "-rtt" + rtt + "-" + contender.id().replaceAll("[^A-Za-z0-9._-]", "_");
 		String topic = "flights-" + tag;
 		String remoteTopic = contender.remoteTopic(SOURCE, topic);
 		String lagging = "lagging-" + tag;

@@ -1,6 +1,8 @@
 package dev.tandem.bench.mirror;
 
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -32,22 +34,42 @@ final class TandemMirrorContender implements Contender {
 
 	private final MirrorSettings.@Nullable Positions positions;
 
+	/** The spec's own settings ({@code tandem[key=value,...]}), empty for the defaults. */
+	private final Map<String, String> overrides;
+
+	private final String id;
+
 	private @Nullable EmbeddedCoordinator coordinator;
 
 	private @Nullable CrossClusterTransactionManager manager;
 
 	private @Nullable Mirror mirror;
 
+	/**
+	 * @param overrides settings of this variant: {@code max-records}, {@code max-interval} (ms),
+	 *     {@code depth}, {@code growth} for the mirror, {@code producer.<key>} for the target's
+	 *     producers, {@code consumer.<key>} for the source's consumer; its id is then the spec
+	 *     ({@code tandem[producer.batch.size=65536]})
+	 */
 	TandemMirrorContender(Path coordinatorDirectory, @Nullable Integer maxRecords,
-			MirrorSettings.@Nullable Positions positions) {
+			MirrorSettings.@Nullable Positions positions, String id, Map<String, String> overrides) {
 		this.coordinatorDirectory = coordinatorDirectory;
 		this.maxRecords = maxRecords;
 		this.positions = positions;
+		this.id = id;
+		this.overrides = Map.copyOf(overrides);
+		for (String key : this.overrides.keySet()) {
+			if (!key.startsWith("producer.") && !key.startsWith("consumer.")
+					&& !List.of("max-records", "max-interval", "depth", "growth").contains(key)) {
+				throw new IllegalArgumentException("--contenders " + id + ": unknown setting '" + key + "'; use max-records, "
+						+ "max-interval, depth, growth, producer.<key> or consumer.<key>");
+			}
+		}
 	}
 
 	@Override
 	public String id() {
-		return (this.positions == MirrorSettings.Positions.SOURCE) ? "tandem-source" : "tandem";
+		return this.id;
 	}
 
 	@Override
@@ -58,7 +80,8 @@ final class TandemMirrorContender implements Contender {
 						: "settings' defaults: max-records=" + defaults.maxRecords() + ", ") + "max-interval="
 				+ defaults.maxInterval().toMillis() + " ms, depth=" + defaults.depth() + ", growth=" + defaults.growth()
 				+ ", positions=" + ((this.positions != null) ? this.positions : defaults.positions()) + ", group-sync-interval="
-				+ defaults.groupSyncInterval().toMillis() + " ms; kafka-clients defaults for its clients";
+				+ defaults.groupSyncInterval().toMillis() + " ms; kafka-clients defaults for its clients"
+				+ (this.overrides.isEmpty() ? "" : "; this variant's own settings: " + this.overrides);
 	}
 
 	@Override
@@ -75,8 +98,12 @@ final class TandemMirrorContender implements Contender {
 			.idPrefix("mirror-bench-" + run.tag())
 			.instanceId("mirror")
 			.decisionLog(coordinator.decisionLog())
-			.cluster(run.sourceAlias(), Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, run.sourceBootstrapServers()))
-			.cluster(run.targetAlias(), Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, run.targetBootstrapServers()))
+			.cluster(run.sourceAlias(), Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, run.sourceBootstrapServers()),
+					clientConfig(run.sourceBootstrapServers(), "consumer."),
+					Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, run.sourceBootstrapServers()))
+			.cluster(run.targetAlias(), clientConfig(run.targetBootstrapServers(), "producer."),
+					Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, run.targetBootstrapServers()),
+					Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, run.targetBootstrapServers()))
 			.build();
 		this.manager = manager;
 		manager.start();
@@ -88,9 +115,37 @@ final class TandemMirrorContender implements Contender {
 		if (this.maxRecords != null) {
 			settings.maxRecords(this.maxRecords);
 		}
+		String value = this.overrides.get("max-records");
+		if (value != null) {
+			settings.maxRecords(Integer.parseInt(value));
+		}
+		value = this.overrides.get("max-interval");
+		if (value != null) {
+			settings.maxInterval(Duration.ofMillis(Long.parseLong(value)));
+		}
+		value = this.overrides.get("depth");
+		if (value != null) {
+			settings.depth(Integer.parseInt(value));
+		}
+		value = this.overrides.get("growth");
+		if (value != null) {
+			settings.growth(Integer.parseInt(value));
+		}
 		Mirror mirror = new Mirror(manager, settings.build());
 		this.mirror = mirror;
 		mirror.start();
+	}
+
+	/** The bootstrap servers and this variant's keys of one client type ({@code prefix} removed). */
+	private Map<String, Object> clientConfig(String bootstrapServers, String prefix) {
+		Map<String, Object> config = new HashMap<>();
+		config.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+		this.overrides.forEach((key, value) -> {
+			if (key.startsWith(prefix)) {
+				config.put(key.substring(prefix.length()), value);
+			}
+		});
+		return config;
 	}
 
 	@Override
