@@ -5,8 +5,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
@@ -45,6 +47,35 @@ public final class BenchOptions {
 			options.put(args[i].substring(2), args[i + 1]);
 		}
 		return options;
+	}
+
+	/**
+	 * Splits a {@code --contenders} list at the commas outside brackets: commas inside brackets
+	 * belong to a contender's settings ({@code tandem[depth=4,growth=2],alo-async}).
+	 * @param text the list
+	 * @return the non-empty specs, trimmed, in order
+	 */
+	public static List<String> specs(String text) {
+		List<String> specs = new ArrayList<>();
+		int depth = 0;
+		int start = 0;
+		for (int i = 0; i <= text.length(); i++) {
+			char c = (i < text.length()) ? text.charAt(i) : ',';
+			if (c == '[') {
+				depth++;
+			}
+			else if (c == ']') {
+				depth--;
+			}
+			else if (c == ',' && depth == 0) {
+				String spec = text.substring(start, i).trim();
+				if (!spec.isEmpty()) {
+					specs.add(spec);
+				}
+				start = i + 1;
+			}
+		}
+		return specs;
 	}
 
 	/**

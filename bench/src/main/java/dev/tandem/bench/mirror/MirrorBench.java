@@ -178,7 +178,7 @@ public final class MirrorBench {
 		StringBuilder setup = new StringBuilder();
 		short replication = (short) Math.min(3, this.brokers);
 		try {
-			for (String name : specs(option("contenders", this.regions ? "alo-async,mm2-eos,mm2-alo,tandem"
+			for (String name : BenchOptions.specs(option("contenders", this.regions ? "alo-async,mm2-eos,mm2-alo,tandem"
 					: "mm2-eos,mm2-alo,tandem"))) {
 				contenders.add(contender(name, work));
 			}
@@ -256,30 +256,6 @@ public final class MirrorBench {
 				Duration.ofNanos(System.nanoTime() - runStart), results, contenders.stream().map(Contender::id).toList(),
 				this.rtts, this.regions)
 			.render();
-	}
-
-	/** Splits {@code --contenders} at the commas outside brackets ({@code tandem[depth=4,growth=2],alo-async}). */
-	private static List<String> specs(String text) {
-		List<String> specs = new ArrayList<>();
-		int depth = 0;
-		int start = 0;
-		for (int i = 0; i <= text.length(); i++) {
-			char c = (i < text.length()) ? text.charAt(i) : ',';
-			if (c == '[') {
-				depth++;
-			}
-			else if (c == ']') {
-				depth--;
-			}
-			else if (c == ',' && depth == 0) {
-				String spec = text.substring(start, i).trim();
-				if (!spec.isEmpty()) {
-					specs.add(spec);
-				}
-				start = i + 1;
-			}
-		}
-		return specs;
 	}
 
 	private Contender contender(String spec, Path work) throws Exception {

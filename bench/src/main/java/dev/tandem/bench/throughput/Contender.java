@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.tandem.bench.BenchOptions;
+
 /**
  * One contender of the run, parsed from {@code name} or {@code name[key=value,...]}: which copy
  * ({@value #AT_LEAST_ONCE_ASYNC}, {@value #AT_LEAST_ONCE}, {@value #KAFKA_EOS}, {@value #TANDEM}, {@value #PIPELINED},
@@ -44,23 +46,8 @@ record Contender(String spec, String kind, Map<String, String> overrides) {
 	 */
 	static List<Contender> parseAll(String text) {
 		List<Contender> contenders = new ArrayList<>();
-		int depth = 0;
-		int start = 0;
-		for (int i = 0; i <= text.length(); i++) {
-			char c = (i < text.length()) ? text.charAt(i) : ',';
-			if (c == '[') {
-				depth++;
-			}
-			else if (c == ']') {
-				depth--;
-			}
-			else if (c == ',' && depth == 0) {
-				String spec = text.substring(start, i).trim();
-				if (!spec.isEmpty()) {
-					contenders.add(parse(spec));
-				}
-				start = i + 1;
-			}
+		for (String spec : BenchOptions.specs(text)) {
+			contenders.add(parse(spec));
 		}
 		if (contenders.isEmpty()) {
 			throw new IllegalArgumentException("--contenders names none of " + KINDS);
