@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
@@ -72,6 +73,16 @@ final class ParticipantPool {
 
 	private volatile boolean open;
 
+	/** The runs before this one (from {@link #start}): their transactions left open are aborted. */
+	private volatile Set<String> previousRuns = Set.of();
+
+	/**
+	 * Clusters whose open transactions of previous runs were not aborted at start (the cluster was
+	 * down, or recovery of a decided transaction on it was pending): done before the first
+	 * producer of the cluster is initialized, once recovery there is no longer pending.
+	 */
+	private final Set<String> leftOpenUnchecked = ConcurrentHashMap.newKeySet();
+
 	ParticipantPool(ClusterClients clients, String idPrefix, String instanceId, @Nullable String runId, int slotCount,
 			Duration transactionTimeout, Duration commitTimeout, BiConsumer<String, Producer<?, ?>> producerCreated,
 			PendingRecoveries pendingRecoveries, String markerTopic) {
@@ -127,10 +138,15 @@ final class ParticipantPool {
 	 * @throws TandemException if a producer cannot be initialized and {@code requireAll}
 	 */
 	void start(Set<String> unavailable, boolean requireAll, Set<String> previousRuns) {
+		this.previousRuns = Set.copyOf(previousRuns);
 		for (String cluster : this.clients.names()) {
-			// an "orphan" may be a decided transaction's participant still to recover
+			// an "orphan" may be a decided transaction's participant still to recover: left for
+			// open() once the recovery is done
 			if (!unavailable.contains(cluster) && !this.pendingRecoveries.isPending(cluster)) {
 				abortLeftOpen(cluster, previousRuns);
+			}
+			else {
+				this.leftOpenUnchecked.add(cluster);
 			}
 		}
 		Set<String> down = new HashSet<>(unavailable);
@@ -189,6 +205,18 @@ final class ParticipantPool {
 			throw new ClusterUnavailableException(participant.cluster, "Cluster '" + participant.cluster + "': recovery "
 					+ "of in-doubt transactions on it is still pending (it was unavailable at start-up); no producer of it "
 					+ "is initialized until then");
+		}
+		if (this.leftOpenUnchecked.remove(participant.cluster)) {
+			// Not done at start (the cluster was down, or a recovery on it pending): the previous
+			// runs' undecided transactions would otherwise hold back every read_committed reader of
+			// their partitions until transaction.timeout.ms. Their decided ones are committed by now.
+			try {
+				abortLeftOpen(participant.cluster, this.previousRuns);
+			}
+			catch (RuntimeException ex) {
+				this.leftOpenUnchecked.add(participant.cluster);
+				throw ex;
+			}
 		}
 		Map<String, Object> config = producerConfig(participant.cluster);
 		config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, participant.transactionalId);

@@ -596,6 +596,49 @@ class CrossClusterTransactionTests {
 	}
 
 	/**
+	 * A previous run's undecided transaction on a cluster that is down when the next run starts:
+	 * it cannot be aborted at start, so it is aborted before the new run's first producer of that
+	 * cluster is initialized, once the cluster is back. Before, it stayed open until
+	 * {@code transaction.timeout.ms}, holding back every read_committed reader of its partitions
+	 * (seen in the mirror's chaos lot, after a start whose recovery was pending on both clusters).
+	 */
+	@Test
+	void aPreviousRunsOpenTransactionOnAClusterDownAtStartIsAbortedWhenTheClusterIsFirstUsed() {
+		CrossClusterTransactionManager crashing = manager(crashAt(ProtocolStep.AFTER_PREPARE), 2);
+		CrossClusterTransaction first = crashing.begin();
+		CrossClusterTransaction second = crashing.begin();
+		sendBoth(second, 3);
+		assertThatExceptionOfType(ProtocolHook.SimulatedCrashException.class).isThrownBy(second::commit);
+		first.abort();
+		crashing.abandon();
+
+		List<Integer> brokers = kafka.cluster("west").brokerIds();
+		brokers.forEach(kafka.cluster("west")::stopBroker);
+		CrossClusterTransactionManager restarted;
+		try {
+			restarted = manager(ProtocolHook.NONE, 1, this.decisionLog, Duration.ofSeconds(3));
+		}
+		finally {
+			brokers.forEach(kafka.cluster("west")::restartBroker);
+		}
+		await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> {
+			CrossClusterTransaction next = restarted.begin();
+			try {
+				next.send("east", new ProducerRecord<>(this.topic, "k", "after"), STRING, STRING);
+				next.send("west", new ProducerRecord<>(this.topic, "k", "after"), STRING, STRING);
+				next.commit();
+				return true;
+			}
+			catch (RuntimeException ex) {
+				next.close();
+				return false;
+			}
+		});
+		assertThat(committed("east")).containsExactly("after");
+		assertThat(committed("west")).containsExactly("after");
+	}
+
+	/**
 	 * A decision log that can be made unreachable.
 	 */
 	static final class FlakyDecisionLog implements DecisionLog {
