@@ -141,8 +141,8 @@ class DatabaseParticipantTests {
 
 		assertThat(txn.state()).isEqualTo(TransactionState.COMMITTED);
 		assertThat(amountOf("o-1")).isEqualTo(42);
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-1");
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-1");
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-1");
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-1");
 		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.COMPLETED);
 		assertThat(preparedBranches()).isZero();
 		// the slot's XA connection serves the next transaction
@@ -167,8 +167,8 @@ class DatabaseParticipantTests {
 		assertThat(txn.state()).isEqualTo(TransactionState.ABORTED);
 		assertThat(amountOf("o-3")).isNull();
 		assertThat(preparedBranches()).isZero();
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
 	}
 
 	/** Whether the database lists this transaction's branch of {@code orders} as prepared. */
@@ -204,8 +204,8 @@ class DatabaseParticipantTests {
 		assertThat(txn.state()).isEqualTo(TransactionState.ABORTED);
 		assertThat(amountOf("o-22")).isNull();
 		assertThat(isPrepared(txn.transactionId())).isFalse();
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
 		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.UNKNOWN);
 		source.refusePrepare.set(false);
 		CrossClusterTransaction next = manager.begin();
@@ -213,7 +213,7 @@ class DatabaseParticipantTests {
 		sendBoth(next, "o-23");
 		next.commit();
 		assertThat(amountOf("o-23")).isEqualTo(23);
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-23");
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-23");
 	}
 
 	@Test
@@ -260,9 +260,9 @@ class DatabaseParticipantTests {
 		next.commit();
 		assertThat(amountOf("o-42")).isEqualTo(42);
 		assertThat(preparedBranches()).isZero();
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic))
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic))
 			.containsExactly("east-o-40", "east-o-42");
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic))
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic))
 			.containsExactly("west-o-40", "west-o-42");
 	}
 
@@ -293,8 +293,8 @@ class DatabaseParticipantTests {
 			.isEqualTo(DecisionState.UNKNOWN);
 		assertThat(amountOf("o-50")).isEqualTo(50);
 		assertThat(preparedBranches()).isZero();
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
 	}
 
 	/**
@@ -331,8 +331,8 @@ class DatabaseParticipantTests {
 		assertThat(amountOf("o-61")).isNull();
 		assertThat(amountOf("o-63")).isNull();
 		assertThat(preparedBranches()).isZero();
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
 	}
 
 	/**
@@ -371,8 +371,8 @@ class DatabaseParticipantTests {
 			result.next();
 			assertThat(result.getInt(1)).isEqualTo(1);
 		}
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
 	}
 
 	@Test
@@ -390,8 +390,8 @@ class DatabaseParticipantTests {
 		assertThat(preparedBranches()).isZero();
 		assertThat(amountOf("o-4")).isNull();
 		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.ABORTED);
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
 	}
 
 	@Test
@@ -409,8 +409,8 @@ class DatabaseParticipantTests {
 
 		assertThat(preparedBranches()).isZero();
 		assertThat(amountOf("o-5")).isEqualTo(5);
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-5");
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-5");
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-5");
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-5");
 		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.COMPLETED);
 	}
 
@@ -450,7 +450,7 @@ class DatabaseParticipantTests {
 		// the crashed instance's restart aborts its open Kafka transactions (which pin the marker topic's LSO)
 		this.instance = crashedInstance;
 		manager(ProtocolHook.NONE);
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
 	}
 
 	@Test
@@ -485,8 +485,8 @@ class DatabaseParticipantTests {
 		assertThat(amountOf("o-12")).isEqualTo(12);
 		assertThat(preparedBranches()).isZero();
 		assertThat(manager.inDoubtTransactionIds()).isEmpty();
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-12");
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-12");
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-12");
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-12");
 		// the slot's next transaction opens a new connection
 		CrossClusterTransaction next = manager.begin();
 		insertOrder(next, "o-13", 13);
@@ -527,8 +527,8 @@ class DatabaseParticipantTests {
 		await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(txn.state()).isEqualTo(TransactionState.COMMITTED));
 		assertThat(amountOf("o-30")).isEqualTo(30);
 		assertThat(preparedBranches()).isZero();
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-30");
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-30");
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-30");
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-30");
 		// the slot's next transaction opens a new connection
 		CrossClusterTransaction next = manager.begin();
 		insertOrder(next, "o-31", 31);
@@ -556,8 +556,8 @@ class DatabaseParticipantTests {
 
 		assertThat(preparedBranches()).isZero();
 		assertThat(amountOf("o-32")).isEqualTo(32);
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-32");
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-32");
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-32");
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-32");
 		assertThat(this.decisionLog.state(txn.transactionId(), Duration.ofSeconds(1))).isEqualTo(DecisionState.COMPLETED);
 	}
 
@@ -606,9 +606,9 @@ class DatabaseParticipantTests {
 		assertThat(seconds.get(0)).succeedsWithin(Duration.ofSeconds(60));
 		assertThat(amountOf("o-locked")).isEqualTo(11);
 		assertThat(preparedBranches()).isZero();
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic))
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic))
 			.containsExactly("east-o-locked-first", "east-o-locked-second");
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic))
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic))
 			.containsExactly("west-o-locked-first", "west-o-locked-second");
 	}
 
@@ -671,8 +671,8 @@ class DatabaseParticipantTests {
 				result.next();
 				assertThat(result.getString(1)).isEqualTo("o-50");
 			}
-			assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-50");
-			assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-50");
+			assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-50");
+			assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-50");
 			manager.close();
 			second.close();
 		}
@@ -823,8 +823,8 @@ class DatabaseParticipantTests {
 		assertThat(this.decisionLog.state(ids.get(0), Duration.ofSeconds(1))).isNotIn(DecisionState.DECIDED,
 				DecisionState.COMPLETED);
 		assertThat(amountOf("o-14")).isNull();
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic)).isEmpty();
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic)).isEmpty();
 		// a later call that begins the branch (the database is back) lets the transaction commit
 		String committed = template.executeChecked((txn) -> {
 			assertThatExceptionOfType(SQLException.class).isThrownBy(dataSource::getConnection);
@@ -837,8 +837,8 @@ class DatabaseParticipantTests {
 		});
 		assertThat(this.decisionLog.state(committed, Duration.ofSeconds(1))).isEqualTo(DecisionState.COMPLETED);
 		assertThat(amountOf("o-15")).isEqualTo(15);
-		assertThat(ReadCommitted.values(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-15");
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-15");
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic)).containsExactly("east-o-15");
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic)).containsExactly("west-o-15");
 		assertThat(preparedBranches()).isZero();
 	}
 

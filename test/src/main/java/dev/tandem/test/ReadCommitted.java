@@ -7,11 +7,18 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -82,6 +89,68 @@ public final class ReadCommitted {
 			}
 			return records;
 		}
+	}
+
+	/**
+	 * Reads the committed values of a topic once no transaction is open on it: waits until every
+	 * partition's last stable offset has reached its high watermark, then reads as
+	 * {@link #values(String, String)} does. The read to use right after a transaction ended:
+	 * {@code commitTransaction()} and {@code abortTransaction()} return once the transaction
+	 * coordinator has logged the outcome, before its markers are written to the partitions, so a
+	 * read at once may stop at a last stable offset the ended transaction still holds back and
+	 * miss what it committed. Not for a topic where a transaction is meant to stay open.
+	 * @param bootstrapServers the cluster's bootstrap servers
+	 * @param topic the topic
+	 * @return the values ({@code null} values kept as null)
+	 * @throws EmbeddedKafkaClusterException if a transaction is still open on the topic after
+	 *     {@link #DEFAULT_TIMEOUT}, naming the partitions' last stable offsets and high watermarks
+	 * @since 0.1.0
+	 */
+	public static List<String> settledValues(String bootstrapServers, String topic) {
+		Map<String, Object> client = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+		awaitNoOpenTransaction(client, topic, DEFAULT_TIMEOUT);
+		return utf8(records(client, topic, DEFAULT_TIMEOUT));
+	}
+
+	private static void awaitNoOpenTransaction(Map<String, Object> client, String topic, Duration timeout) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		try (Admin admin = Admin.create(client)) {
+			List<TopicPartition> partitions = admin.describeTopics(List.of(topic)).allTopicNames()
+				.get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(topic).partitions().stream()
+				.map((info) -> new TopicPartition(topic, info.partition()))
+				.toList();
+			while (true) {
+				Map<TopicPartition, Long> stable = ends(admin, partitions, IsolationLevel.READ_COMMITTED, timeout);
+				Map<TopicPartition, Long> high = ends(admin, partitions, IsolationLevel.READ_UNCOMMITTED, timeout);
+				if (stable.equals(high)) {
+					return;
+				}
+				if (System.nanoTime() > deadline) {
+					throw new EmbeddedKafkaClusterException("A transaction is still open on " + topic + " after "
+							+ timeout + ": last stable offsets " + stable + ", high watermarks " + high);
+				}
+				Thread.sleep(20);
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new EmbeddedKafkaClusterException("Interrupted while waiting for " + topic + " to settle", ex);
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			throw new EmbeddedKafkaClusterException("Could not read the offsets of " + topic, ex);
+		}
+	}
+
+	private static Map<TopicPartition, Long> ends(Admin admin, List<TopicPartition> partitions,
+			IsolationLevel isolation, Duration timeout)
+			throws InterruptedException, ExecutionException, TimeoutException {
+		Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+		partitions.forEach((partition) -> latest.put(partition, OffsetSpec.latest()));
+		Map<TopicPartition, Long> ends = new HashMap<>();
+		admin.listOffsets(latest, new ListOffsetsOptions(isolation)).all()
+			.get(timeout.toMillis(), TimeUnit.MILLISECONDS)
+			.forEach((partition, info) -> ends.put(partition, info.offset()));
+		return ends;
 	}
 
 	/**
