@@ -156,8 +156,14 @@ final class ListenerTransactions {
 			}
 			if (pipeline != null && pipeline.alone(this.delivery.records())) {
 				// records of a pipelined transaction whose commit failed on the database for good:
-				// a transaction of their own, whose failure is narrowed to its record
+				// a transaction of their own, whose failure is narrowed to its record. The pipeline's
+				// transactions end first: a transaction of its own is not ordered behind them, so it
+				// could otherwise commit offsets past the records of one that then fails, and write
+				// to a target partition ahead of records sent before it.
 				pipeline.closeOpen();
+				if (pipeline.drainAndRewind(this.delivery.records())) {
+					return null; // one of them failed: these records come again after its own
+				}
 				pipeline = null;
 			}
 			if (pipeline != null) {
