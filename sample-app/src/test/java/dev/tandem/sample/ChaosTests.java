@@ -31,6 +31,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import dev.tandem.sample.ChaosEnvironment.CoordinatorPeer;
+import dev.tandem.test.Directories;
 import dev.tandem.test.LatencyProxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -570,6 +571,9 @@ class ChaosTests {
 		 */
 		void prepare() {
 			try {
+				// A run of the same number in an earlier lot kept its directory: its coordinator log
+				// would be this run's, with that run's transactions and instance lease.
+				Directories.deleteRecursively(this.dir);
 				createTopics();
 				if (this.fault.kind == Kind.APP) {
 					this.loaded = loader.load(this.input, PARTITIONS, this.runId, RECORDS, LOAD_CHUNK,

@@ -10,19 +10,25 @@ import java.nio.file.attribute.BasicFileAttributes;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Deletes the temporary directories of test clusters.
+ * Deletes the temporary directories of test clusters, and the work directories tests keep
+ * between runs (a chaos lot's run directory kept from an earlier lot).
+ * <p>
+ * Thread-safe (no state).
  *
  * @author Tandem
+ * @since 0.1.0
  */
-final class Directories {
+public final class Directories {
 
 	private Directories() {
 	}
 
 	/**
-	 * Delete a directory and everything below it; nothing if it does not exist.
+	 * Deletes a directory and everything below it; nothing if it does not exist.
+	 * @param directory the directory
+	 * @throws IOException if a file or directory below it cannot be deleted
 	 */
-	static void deleteRecursively(Path directory) throws IOException {
+	public static void deleteRecursively(Path directory) throws IOException {
 		if (!Files.exists(directory)) {
 			return;
 		}

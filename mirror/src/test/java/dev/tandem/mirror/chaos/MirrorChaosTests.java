@@ -43,6 +43,7 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import dev.tandem.mirror.app.ChaosMirrorMain;
+import dev.tandem.test.Directories;
 import dev.tandem.test.KafkaProcessCluster;
 import dev.tandem.test.KafkaProcessClustersExtension;
 import dev.tandem.test.LatencyProxy;
@@ -402,6 +403,9 @@ class MirrorChaosTests {
 			AtomicBoolean stop = new AtomicBoolean();
 			CompletableFuture<Void> trickle = CompletableFuture.completedFuture(null);
 			try {
+				// A run of the same number in an earlier lot kept its directory (a failed run's is kept
+				// for its logs): its coordinator log would be this run's, with that run's transactions.
+				Directories.deleteRecursively(this.dir);
 				Files.createDirectories(this.dir);
 				source.createTopic(this.topic, PARTITIONS, (short) 3, Map.of("min.insync.replicas", "2"));
 				try (KafkaProducer<String, String> producer = producer("load")) {
