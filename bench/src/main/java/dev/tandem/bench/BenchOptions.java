@@ -79,6 +79,29 @@ public final class BenchOptions {
 	}
 
 	/**
+	 * Parses a contender's settings, {@code key=value,key=value}; blank pairs (a trailing comma)
+	 * are skipped.
+	 * @param text the pairs
+	 * @param where the option, for the error message
+	 * @return the pairs, in order
+	 * @throws IllegalArgumentException if a pair has no {@code =} or no key
+	 */
+	public static Map<String, String> pairs(String text, String where) {
+		Map<String, String> pairs = new LinkedHashMap<>();
+		for (String pair : text.split(",")) {
+			if (pair.isBlank()) {
+				continue;
+			}
+			int equals = pair.indexOf('=');
+			if (equals < 1) {
+				throw new IllegalArgumentException(where + " takes key=value pairs, not '" + pair + "'");
+			}
+			pairs.put(pair.substring(0, equals).trim(), pair.substring(equals + 1).trim());
+		}
+		return pairs;
+	}
+
+	/**
 	 * Reads a duration in milliseconds ({@code 500ms}) or seconds ({@code 10s} or {@code 10}).
 	 * @param text the text
 	 * @return the duration

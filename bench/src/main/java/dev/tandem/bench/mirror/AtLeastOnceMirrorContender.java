@@ -1,6 +1,7 @@
 package dev.tandem.bench.mirror;
 
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
@@ -37,22 +38,52 @@ final class AtLeastOnceMirrorContender implements Contender {
 
 	private static final Duration POLL_TIMEOUT = Duration.ofMillis(100);
 
+	private final String id;
+
+	/** {@code producer.<key>} and {@code consumer.<key>} settings of a variant, over the defaults. */
+	private final Map<String, String> overrides;
+
 	private volatile boolean running;
 
 	private final AtomicReference<@Nullable Throwable> failure = new AtomicReference<>();
 
 	private @Nullable Thread thread;
 
+	/** The copy as a user writes it, kafka-clients' defaults otherwise. */
+	AtLeastOnceMirrorContender() {
+		this("alo-async", Map.of());
+	}
+
+	/**
+	 * A variant with client settings of its own, for the reference to be the best at-least-once copy
+	 * whatever setting Tandem's variants try (compression, batch sizes, fetch sizes).
+	 * @param id the contender's name in the report, as given ({@code alo-async[...]})
+	 * @param overrides {@code producer.<key>} (the target's producer) and {@code consumer.<key>} (the
+	 *     source's consumer) settings
+	 * @throws IllegalArgumentException for a key without either prefix
+	 */
+	AtLeastOnceMirrorContender(String id, Map<String, String> overrides) {
+		this.id = id;
+		this.overrides = Map.copyOf(overrides);
+		for (String key : this.overrides.keySet()) {
+			if (!key.startsWith("producer.") && !key.startsWith("consumer.")) {
+				throw new IllegalArgumentException("--contenders " + id + ": alo-async takes producer.<key> and "
+						+ "consumer.<key> settings, not '" + key + "'");
+			}
+		}
+	}
+
 	@Override
 	public String id() {
-		return "alo-async";
+		return this.id;
 	}
 
 	@Override
 	public String settings() {
 		return "at-least-once copy, 1 thread in the bench's JVM: consumer on the source (read_committed), idempotent "
 				+ "producer on the target (acks=all); per poll: send, commitAsync of the polls the target acknowledged, "
-				+ "no flush; kafka-clients defaults otherwise; no group translation";
+				+ "no flush; kafka-clients defaults otherwise; no group translation"
+				+ (this.overrides.isEmpty() ? "" : "; this variant's own settings: " + this.overrides);
 	}
 
 	@Override
@@ -71,13 +102,21 @@ final class AtLeastOnceMirrorContender implements Contender {
 	}
 
 	private void copy(MirrorRun run) {
-		Map<String, Object> consumerConfig = Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG,
+		Map<String, Object> consumerConfig = new HashMap<>(Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG,
 				run.sourceBootstrapServers(), ConsumerConfig.GROUP_ID_CONFIG, "alo-async-" + run.tag(),
 				ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false, ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-				ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-		Map<String, Object> producerConfig = Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG,
+				ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
+		Map<String, Object> producerConfig = new HashMap<>(Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG,
 				run.targetBootstrapServers(), ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
-				true);
+				true));
+		this.overrides.forEach((key, value) -> {
+			if (key.startsWith("producer.")) {
+				producerConfig.put(key.substring("producer.".length()), value);
+			}
+			else {
+				consumerConfig.put(key.substring("consumer.".length()), value);
+			}
+		});
 		AcknowledgedOffsets acknowledged = new AcknowledgedOffsets();
 		try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig, new ByteArrayDeserializer(),
 				new ByteArrayDeserializer());

@@ -18,7 +18,7 @@ interface Contender extends AutoCloseable {
 
 	/** Whether it is an at-least-once copy, a reference of the ratios. */
 	default boolean atLeastOnce() {
-		return id().equals("alo-async") || id().equals("mm2-alo");
+		return id().equals("alo-async") || id().startsWith("alo-async[") || id().equals("mm2-alo");
 	}
 
 	/** Returns the settings that matter, for the report (one line). */

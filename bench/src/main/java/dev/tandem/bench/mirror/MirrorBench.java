@@ -74,7 +74,9 @@ import dev.tandem.mirror.MirrorSettings;
  * positions on the source, and variants of the mirror with settings of their own, for example
  * {@code tandem[max-records=40000,producer.batch.size=131072]}: {@code max-records},
  * {@code max-interval} (ms), {@code depth}, {@code growth}, {@code producer.<key>} for the target's
- * producers and {@code consumer.<key>} for the source's consumer), {@code --rtt} round trip times in ms (none: in-process
+ * producers and {@code consumer.<key>} for the source's consumer; and variants of the
+ * at-least-once copy, {@code alo-async[producer.<key>=...,consumer.<key>=...]}, so that the
+ * reference stays the best copy under the same settings), {@code --rtt} round trip times in ms (none: in-process
  * clusters), {@code --rounds} (3), {@code --warmup-rounds} rounds run first and not reported (0),
  * {@code --records} backlog per run (150000), {@code --live-rate} (2000), {@code --live-duration}
  * (10s), {@code --lag-fraction} (0.3), {@code --settle} (5s), {@code --sync-wait} (60s),
@@ -262,17 +264,14 @@ public final class MirrorBench {
 		int bracket = spec.indexOf('[');
 		if (bracket > 0) {
 			String kind = spec.substring(0, bracket);
-			if (!kind.equals("tandem") || !spec.endsWith("]")) {
-				throw new IllegalArgumentException("--contenders: only tandem takes settings, as tandem[key=value,...], not '"
-						+ spec + "'");
+			if (!(kind.equals("tandem") || kind.equals("alo-async")) || !spec.endsWith("]")) {
+				throw new IllegalArgumentException("--contenders: only tandem and alo-async take settings, as "
+						+ "tandem[key=value,...], not '" + spec + "'");
 			}
-			Map<String, String> overrides = new java.util.LinkedHashMap<>();
-			for (String pair : spec.substring(bracket + 1, spec.length() - 1).split(",")) {
-				int equals = pair.indexOf('=');
-				if (equals < 1) {
-					throw new IllegalArgumentException("--contenders " + spec + " takes key=value pairs, not '" + pair + "'");
-				}
-				overrides.put(pair.substring(0, equals).trim(), pair.substring(equals + 1).trim());
+			Map<String, String> overrides = BenchOptions.pairs(spec.substring(bracket + 1, spec.length() - 1),
+					"--contenders " + spec);
+			if (kind.equals("alo-async")) {
+				return new AtLeastOnceMirrorContender(spec, overrides);
 			}
 			return new TandemMirrorContender(work.resolve("coordinator-" + spec.replaceAll("[^A-Za-z0-9.-]", "_")),
 					maxRecordsOption(), null, spec, overrides);

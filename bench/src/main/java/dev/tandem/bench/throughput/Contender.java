@@ -66,30 +66,9 @@ record Contender(String spec, String kind, Map<String, String> overrides) {
 			if (!spec.endsWith("]")) {
 				throw new IllegalArgumentException("--contenders: '" + spec + "' lacks its closing ']'");
 			}
-			overrides.putAll(pairs(spec.substring(bracket + 1, spec.length() - 1), "--contenders " + spec));
+			overrides.putAll(BenchOptions.pairs(spec.substring(bracket + 1, spec.length() - 1), "--contenders " + spec));
 		}
 		return new Contender(spec, kind, overrides);
-	}
-
-	/**
-	 * Parses {@code key=value,key=value}.
-	 * @param text the pairs
-	 * @param where the option, for the error message
-	 * @return the pairs, in order
-	 */
-	static Map<String, String> pairs(String text, String where) {
-		Map<String, String> pairs = new LinkedHashMap<>();
-		for (String pair : text.split(",")) {
-			if (pair.isBlank()) {
-				continue;
-			}
-			int equals = pair.indexOf('=');
-			if (equals < 1) {
-				throw new IllegalArgumentException(where + " takes key=value pairs, not '" + pair + "'");
-			}
-			pairs.put(pair.substring(0, equals).trim(), pair.substring(equals + 1).trim());
-		}
-		return pairs;
 	}
 
 	/** Returns the client settings: the common ones, then this contender's own client keys. */

@@ -167,7 +167,7 @@ public final class ThroughputBench {
 		this.rtts = RegionClusters.roundTrips(option("rtt", "0"), "--rtt");
 		this.contenders = Contender.parseAll(option("contenders",
 				this.regions ? DEFAULT_REGION_CONTENDERS : DEFAULT_CONTENDERS));
-		this.clientConfig = Contender.pairs(option("client-config", DEFAULT_CLIENT_CONFIG),
+		this.clientConfig = BenchOptions.pairs(option("client-config", DEFAULT_CLIENT_CONFIG),
 				"--client-config");
 		this.records = Integer.parseInt(option("records", "200000"));
 		this.rounds = Integer.parseInt(option("rounds", "3"));
