@@ -18,7 +18,17 @@ interface Contender extends AutoCloseable {
 
 	/** Whether it is an at-least-once copy, a reference of the ratios. */
 	default boolean atLeastOnce() {
-		return id().equals("alo-async") || id().startsWith("alo-async[") || id().equals("mm2-alo");
+		return atLeastOnce(id());
+	}
+
+	/**
+	 * Whether a contender's id names an at-least-once copy: {@code alo-async}, a variant of it
+	 * ({@code alo-async[...]}) or {@code mm2-alo}.
+	 * @param id the contender's id
+	 * @return true for an at-least-once copy
+	 */
+	static boolean atLeastOnce(String id) {
+		return id.equals("alo-async") || id.startsWith("alo-async[") || id.equals("mm2-alo");
 	}
 
 	/** Returns the settings that matter, for the report (one line). */

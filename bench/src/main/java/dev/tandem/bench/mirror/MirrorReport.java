@@ -123,12 +123,15 @@ final class MirrorReport {
 				+ "below.\n\n");
 	}
 
-	/** Returns the at-least-once contender ({@code alo-async}, {@code mm2-alo}) with the highest median at a round trip time. */
+	/**
+	 * Returns the at-least-once contender ({@code alo-async} or a variant of it, {@code mm2-alo})
+	 * with the highest median at a round trip time.
+	 */
 	private @Nullable String reference(int rtt) {
 		String best = null;
 		double bestRate = 0;
 		for (String contender : this.contenders) {
-			if (!contender.equals("alo-async") && !contender.equals("mm2-alo")) {
+			if (!Contender.atLeastOnce(contender)) {
 				continue;
 			}
 			List<RunResult> runs = runs(contender, rtt);
