@@ -143,7 +143,7 @@ final class ParticipantPool {
 			// an "orphan" may be a decided transaction's participant still to recover: left for
 			// open() once the recovery is done
 			if (!unavailable.contains(cluster) && !this.pendingRecoveries.isPending(cluster)) {
-				abortLeftOpen(cluster, previousRuns);
+				abortLeftOpen(cluster);
 			}
 			else {
 				this.leftOpenUnchecked.add(cluster);
@@ -211,7 +211,7 @@ final class ParticipantPool {
 			// runs' undecided transactions would otherwise hold back every read_committed reader of
 			// their partitions until transaction.timeout.ms. Their decided ones are committed by now.
 			try {
-				abortLeftOpen(participant.cluster, this.previousRuns);
+				abortLeftOpen(participant.cluster);
 			}
 			catch (RuntimeException ex) {
 				this.leftOpenUnchecked.add(participant.cluster);
@@ -262,7 +262,8 @@ final class ParticipantPool {
 	 * slots this run does not use (it ran with more slots), as initTransactions() fences only the ids
 	 * in use. Needs DESCRIBE on the transactional ids; without it, logs a warning.
 	 */
-	private void abortLeftOpen(String cluster, Set<String> previousRuns) {
+	private void abortLeftOpen(String cluster) {
+		Set<String> previousRuns = this.previousRuns;
 		for (String id : openTransactions(cluster, this.instanceId)) {
 			TransactionalIds.Parsed parsed = TransactionalIds.parse(id, this.idPrefix, cluster);
 			if (parsed == null) {
