@@ -246,10 +246,14 @@ public final class CrossClusterTransactionManager implements AutoCloseable {
 			if (this.leases != null) {
 				this.leases.acquire();
 			}
-			this.recovery.recoverAtStart(this.requireAllClustersAtStart);
+			Set<String> previousRuns = (this.leases != null) ? this.leases.previousRuns() : Set.of();
+			List<Decision> inDoubt = this.recovery.inDoubtAtStart();
+			// the undecided transactions the previous runs left open first: one may hold back the marker
+			// of a decided transaction that committed, which the recovery must see to tell it committed
+			this.pool.abortUndecidedLeftOpen(unavailable, previousRuns, TransactionRecovery.participantIds(inDoubt));
+			this.recovery.recoverAtStart(inDoubt, this.requireAllClustersAtStart);
 			this.recovery.recoverPreparedBranches(owner());
-			this.pool.start(unavailable, this.requireAllClustersAtStart,
-					(this.leases != null) ? this.leases.previousRuns() : Set.of());
+			this.pool.start(unavailable, this.requireAllClustersAtStart, previousRuns);
 		}
 		catch (RuntimeException | Error ex) {
 			// A start that failed holds no heartbeat, and no lease unless it took the lease from a dead run whose

@@ -83,6 +83,12 @@ final class ParticipantPool {
 	 */
 	private final Set<String> leftOpenUnchecked = ConcurrentHashMap.newKeySet();
 
+	/** Clusters whose previous runs' undecided transactions were aborted before the recovery at start. */
+	private final Set<String> leftOpenChecked = ConcurrentHashMap.newKeySet();
+
+	/** Transactional ids never aborted as left open: the participants of decided transactions. */
+	private volatile Set<String> decidedParticipants = Set.of();
+
 	ParticipantPool(ClusterClients clients, String idPrefix, String instanceId, @Nullable String runId, int slotCount,
 			Duration transactionTimeout, Duration commitTimeout, BiConsumer<String, Producer<?, ?>> producerCreated,
 			PendingRecoveries pendingRecoveries, String markerTopic) {
@@ -126,6 +132,40 @@ final class ParticipantPool {
 	}
 
 	/**
+	 * Before the recovery at start: aborts the open transactions previous runs of this instance
+	 * left on every available cluster, except the participants of the decided transactions, which
+	 * the recovery commits. An undecided transaction left open holds back the last stable offset
+	 * of its partitions, the marker partitions included: a decided transaction already committed
+	 * whose marker sits behind it cannot be told committed, so its recovery waited, its clusters
+	 * stayed pending (no producer initialized there), and nothing aborted the undecided one until
+	 * {@code transaction.timeout.ms} (the app's and the mirror's chaos lots: halts after the
+	 * decision and after the commits). A previous run never decides again once this run holds the
+	 * lease, so a transaction of it that is not among the decided ones never commits. A cluster
+	 * whose transactions cannot be listed or aborted now is left for {@link #start} and
+	 * {@link #open}.
+	 * @param unavailable clusters known to be down
+	 * @param previousRuns the incarnations that held this instance's lease before this run took it
+	 * @param decided the transactional ids of the decided transactions' participants
+	 */
+	void abortUndecidedLeftOpen(Set<String> unavailable, Set<String> previousRuns, Set<String> decided) {
+		this.previousRuns = Set.copyOf(previousRuns);
+		this.decidedParticipants = Set.copyOf(decided);
+		for (String cluster : this.clients.names()) {
+			if (unavailable.contains(cluster)) {
+				continue;
+			}
+			try {
+				abortLeftOpen(cluster, true);
+				this.leftOpenChecked.add(cluster);
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Could not abort the open transactions previous runs left on cluster '{}' before the "
+						+ "recovery ({}); tried again once it is done", cluster, ex.toString());
+			}
+		}
+	}
+
+	/**
 	 * Aborts what previous runs left open on every available cluster, then creates every slot and
 	 * initializes its producers. A producer of an unavailable cluster is left for its first use to
 	 * initialize. Call after the instance's decided transactions are recovered: what is fenced
@@ -142,8 +182,11 @@ final class ParticipantPool {
 		for (String cluster : this.clients.names()) {
 			// an "orphan" may be a decided transaction's participant still to recover: left for
 			// open() once the recovery is done
+			if (this.leftOpenChecked.contains(cluster)) {
+				continue; // before the recovery, with its decided transactions spared
+			}
 			if (!unavailable.contains(cluster) && !this.pendingRecoveries.isPending(cluster)) {
-				abortLeftOpen(cluster);
+				abortLeftOpen(cluster, false);
 			}
 			else {
 				this.leftOpenUnchecked.add(cluster);
@@ -211,7 +254,7 @@ final class ParticipantPool {
 			// runs' undecided transactions would otherwise hold back every read_committed reader of
 			// their partitions until transaction.timeout.ms. Their decided ones are committed by now.
 			try {
-				abortLeftOpen(participant.cluster);
+				abortLeftOpen(participant.cluster, false);
 			}
 			catch (RuntimeException ex) {
 				this.leftOpenUnchecked.add(participant.cluster);
@@ -260,16 +303,20 @@ final class ParticipantPool {
 	 * of the runs that held the lease before this one, and every legacy id (runs of versions before
 	 * per-run ids); never another run's, which may be newer and alive. With the legacy ids: those of
 	 * slots this run does not use (it ran with more slots), as initTransactions() fences only the ids
-	 * in use. Needs DESCRIBE on the transactional ids; without it, logs a warning.
+	 * in use; before this run's slots exist ({@code beforeSlots}), every one. Never a decided transaction's participant ({@link #abortUndecidedLeftOpen}): the
+	 * recovery commits it. Needs DESCRIBE on the transactional ids; without it, logs a warning.
 	 */
-	private void abortLeftOpen(String cluster) {
+	private void abortLeftOpen(String cluster, boolean beforeSlots) {
 		Set<String> previousRuns = this.previousRuns;
+		Set<String> decided = this.decidedParticipants;
 		for (String id : openTransactions(cluster, this.instanceId)) {
 			TransactionalIds.Parsed parsed = TransactionalIds.parse(id, this.idPrefix, cluster);
-			if (parsed == null) {
+			if (parsed == null || decided.contains(id)) {
 				continue;
 			}
-			boolean leftOpen = (this.runId == null) ? parsed.runId() == null && parsed.slot() >= this.slotCount
+			// legacy ids: before this run's slots exist, every one open is a previous run's
+			boolean leftOpen = (this.runId == null)
+					? parsed.runId() == null && (beforeSlots || parsed.slot() >= this.slotCount)
 					: parsed.runId() == null || previousRuns.contains(parsed.runId());
 			if (leftOpen) {
 				abortOpenTransaction(cluster, id);

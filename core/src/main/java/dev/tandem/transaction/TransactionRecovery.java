@@ -2,8 +2,10 @@ package dev.tandem.transaction;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -73,18 +75,40 @@ final class TransactionRecovery {
 	}
 
 	/**
+	 * Reads this instance's owner's decided-but-not-completed transactions from the decision log.
+	 * @return them, in the log's order
+	 * @throws DecisionLogException if the decision log cannot be read
+	 */
+	List<Decision> inDoubtAtStart() {
+		return this.settings.decisionLog().inDoubt(this.settings.owner(), this.settings.decisionTimeout());
+	}
+
+	/**
+	 * Returns the transactional ids of the decisions' Kafka participants.
+	 * @param decisions the decisions
+	 * @return the ids
+	 */
+	static Set<String> participantIds(List<Decision> decisions) {
+		Set<String> ids = new HashSet<>();
+		for (Decision decision : decisions) {
+			for (ParticipantRecord participant : decision.participants()) {
+				ids.add(participant.transactionalId());
+			}
+		}
+		return ids;
+	}
+
+	/**
 	 * Recovers every decided-but-not-completed transaction of this instance's owner (start-up,
 	 * before the producers' {@code initTransactions()} would abort them). A transaction that cannot
 	 * be recovered now (a participant's cluster is down) is recovered in the background unless
 	 * {@code requireAll}; until then, no producer of its clusters is initialized
 	 * ({@link PendingRecoveries}).
+	 * @param decisions what {@link #inDoubtAtStart()} returned
 	 * @param requireAll whether a transaction that cannot be recovered now fails the start
 	 * @throws TandemException if a transaction's outcome cannot be established and {@code requireAll}
-	 * @throws DecisionLogException if the decision log cannot be read
 	 */
-	void recoverAtStart(boolean requireAll) {
-		List<Decision> decisions = this.settings.decisionLog().inDoubt(this.settings.owner(),
-				this.settings.decisionTimeout());
+	void recoverAtStart(List<Decision> decisions, boolean requireAll) {
 		if (!decisions.isEmpty()) {
 			logger.info("Recovering {} in-doubt transaction(s) of {}", decisions.size(), this.settings.owner());
 		}

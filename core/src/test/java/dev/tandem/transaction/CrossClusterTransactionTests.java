@@ -627,6 +627,41 @@ class CrossClusterTransactionTests {
 	}
 
 	/**
+	 * A run crashes after the commits of a decided transaction, before recording its completion,
+	 * while an undecided transaction it began earlier is still open on both clusters, with its
+	 * markers ahead of the decided one's in the same marker partitions. The restart must tell the
+	 * decided one committed and start with every cluster usable. Before, the undecided one held the
+	 * last stable offset below the decided one's markers, so the decided one's recovery could not
+	 * tell it committed, both clusters stayed pending (no producer initialized there), and nothing
+	 * aborted the undecided one until {@code transaction.timeout.ms} (the app's and the mirror's
+	 * chaos lots, halts after the decision and after the commits).
+	 */
+	@Test
+	void aDecidedTransactionBehindAnUndecidedOneLeftOpenIsRecoveredAtStart() {
+		CrossClusterTransactionManager crashing = manager(crashAt(ProtocolStep.AFTER_COMMIT), 2);
+		CrossClusterTransaction undecided = crashing.begin();
+		undecided.send("east", new ProducerRecord<>(this.topic, "k", "undecided"), STRING, STRING);
+		undecided.send("west", new ProducerRecord<>(this.topic, "k", "undecided"), STRING, STRING);
+		CrossClusterTransaction decided = crashing.begin();
+		decided.send("east", new ProducerRecord<>(this.topic, "k", "decided"), STRING, STRING);
+		decided.send("west", new ProducerRecord<>(this.topic, "k", "decided"), STRING, STRING);
+		assertThatExceptionOfType(ProtocolHook.SimulatedCrashException.class).isThrownBy(decided::commit);
+		crashing.abandon();
+
+		CrossClusterTransactionManager restarted = manager(ProtocolHook.NONE, 2);
+		assertThat(this.decisionLog.state(decided.transactionId(), Duration.ofSeconds(5)))
+			.isEqualTo(DecisionState.COMPLETED);
+		CrossClusterTransaction next = restarted.begin();
+		next.send("east", new ProducerRecord<>(this.topic, "k", "after"), STRING, STRING);
+		next.send("west", new ProducerRecord<>(this.topic, "k", "after"), STRING, STRING);
+		next.commit();
+		assertThat(ReadCommitted.settledValues(kafka.cluster("east").bootstrapServers(), this.topic))
+			.containsExactly("decided", "after");
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic))
+			.containsExactly("decided", "after");
+	}
+
+	/**
 	 * A run with 2 slots crashes after preparing its second slot's transaction on both clusters
 	 * (undecided, left open), its first slot's aborted.
 	 */
