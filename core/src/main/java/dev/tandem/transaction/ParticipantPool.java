@@ -303,8 +303,9 @@ final class ParticipantPool {
 	 * of the runs that held the lease before this one, and every legacy id (runs of versions before
 	 * per-run ids); never another run's, which may be newer and alive. With the legacy ids: those of
 	 * slots this run does not use (it ran with more slots), as initTransactions() fences only the ids
-	 * in use; before this run's slots exist ({@code beforeSlots}), every one. Never a decided transaction's participant ({@link #abortUndecidedLeftOpen}): the
-	 * recovery commits it. Needs DESCRIBE on the transactional ids; without it, logs a warning.
+	 * in use; before this run's slots exist ({@code beforeSlots}), every one. Never a decided
+	 * transaction's participant ({@link #abortUndecidedLeftOpen}): the recovery commits it. Needs
+	 * DESCRIBE on the transactional ids; without it, logs a warning.
 	 */
 	private void abortLeftOpen(String cluster, boolean beforeSlots) {
 		Set<String> previousRuns = this.previousRuns;
