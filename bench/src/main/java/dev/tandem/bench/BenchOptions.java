@@ -6,14 +6,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import dev.tandem.test.Directories;
 
 /**
  * What the benchmarks' command lines and clean-up share: {@code --name value} options,
@@ -121,8 +121,8 @@ public final class BenchOptions {
 	 * @param directory the directory
 	 */
 	public static void deleteRecursively(Path directory) {
-		try (Stream<Path> paths = Files.walk(directory)) {
-			paths.sorted(Comparator.reverseOrder()).forEach((path) -> path.toFile().delete());
+		try {
+			Directories.deleteRecursively(directory);
 		}
 		catch (IOException ex) {
 			logger.warn("Could not delete {}: {}", directory, ex.toString());
