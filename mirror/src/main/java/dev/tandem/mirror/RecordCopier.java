@@ -23,7 +23,7 @@ import dev.tandem.transaction.CrossClusterTransaction;
 /**
  * The copying job, the processor's handler and a listener of its outcomes: copies polled records
  * to every target inside the mirror's open transaction (same partition; key, value, headers and
- * timestamp kept, plus the {@link Provenance} headers with the id of the source topic's incarnation
+ * timestamp kept, plus the {@link Provenance} header with the id of the source topic's incarnation
  * assigned, {@link OffsetMappings#topicId}), grows a target topic before the first copy
  * to a new partition, skips a record on the target it originates from, and keeps the sends until
  * the transaction's outcome: committed, their target offsets go to the mappings
@@ -112,14 +112,14 @@ final class RecordCopier implements CrossClusterProcessor.ProcessorListener {
 		String sourceCluster = this.settings.source();
 		List<String> targets = this.settings.targets();
 		String remoteTopic = this.settings.naming().remoteTopic(sourceCluster, source.topic());
-		byte[] sourcePrefix = Provenance.sourcePrefix(sourceCluster, source.topic(), source.partition());
-		Header sourceOrigin = Provenance.originHeader(sourceCluster);
 		Uuid topicId = this.mappings.topicId(source.topic());
-		Header topicIdHeader = Provenance.topicIdHeader(topicId);
+		byte[] sourcePrefix = Provenance.prefix(sourceCluster, sourceCluster, source.topic(), source.partition(), topicId);
 		boolean[] ensured = new boolean[targets.size()];
 		for (ConsumerRecord<byte[], byte[]> record : polled) {
 			String origin = Provenance.origin(record.headers());
-			Header originHeader = (origin != null) ? Provenance.originHeader(origin) : sourceOrigin;
+			// a copy of a copy keeps its origin (another hop's record: rare, its prefix made for it)
+			byte[] prefix = (origin == null || origin.equals(sourceCluster)) ? sourcePrefix
+					: Provenance.prefix(origin, sourceCluster, source.topic(), source.partition(), topicId);
 			Long timestamp = (record.timestampType() == TimestampType.NO_TIMESTAMP_TYPE || record.timestamp() < 0) ? null
 					: record.timestamp();
 			for (int i = 0; i < targets.size(); i++) {
@@ -132,8 +132,7 @@ final class RecordCopier implements CrossClusterProcessor.ProcessorListener {
 					this.topics.ensurePartition(target, source.topic(), source.partition());
 					ensured[i] = true;
 				}
-				Header[] headers = Provenance.forCopy(record.headers(), originHeader, sourcePrefix, record.offset(),
-						topicIdHeader);
+				Header[] headers = Provenance.forCopy(record.headers(), prefix, record.offset());
 				ProducerRecord<byte[], byte[]> copy = new ProducerRecord<>(remoteTopic, source.partition(), timestamp,
 						record.key(), record.value(), Arrays.asList(headers));
 				copies.add(new Copy(target, source, record.offset(), topicId, txn.send(target, copy)));

@@ -33,7 +33,9 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
@@ -237,6 +239,52 @@ class MirrorTests {
 		assertThat(ReadCommitted.values(west().bootstrapServers(), "east." + topic)).hasSize(120).doesNotHaveDuplicates();
 		long expected = targetOffsetOf("east." + topic, 0, 10);
 		await().atMost(WAIT).until(() -> targetCommitted(group, new TopicPartition("east." + topic, 0)) == expected);
+	}
+
+	@Test
+	void copiesAnEarlierSnapshotWroteWithTheThreeStringHeadersAreMappedAndTheMirrorGoesOnAfterThem() throws Exception {
+		String topic = "legacy-" + this.name;
+		String remote = "east." + topic;
+		east().createTopic(topic, 2, (short) 1);
+		west().createTopic(remote, 2, (short) 1);
+		produce(east(), values(topic, 0, 60));
+		Uuid topicId = east().admin().describeTopics(List.of(topic)).allTopicNames().get().get(topic).topicId();
+		// what an earlier snapshot's mirror left: copies of source offsets 0-19 of each partition
+		// with the three string headers, and its positions after them (in its group on the source,
+		// which a mirror keeping them on the target starts from where the target group has none)
+		try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(west().producerProperties(),
+				new ByteArraySerializer(), new ByteArraySerializer())) {
+			for (ConsumerRecord<byte[], byte[]> record : ReadCommitted.records(east().bootstrapServers(), topic, WAIT)) {
+				if (record.offset() < 20) {
+					RecordHeaders headers = new RecordHeaders();
+					headers.add(Provenance.ORIGIN_HEADER, "east".getBytes(StandardCharsets.UTF_8));
+					headers.add(Provenance.SOURCE_HEADER, ("east/" + topic + "/" + record.partition() + "/" + record.offset())
+						.getBytes(StandardCharsets.UTF_8));
+					headers.add(Provenance.TOPIC_ID_HEADER, topicId.toString().getBytes(StandardCharsets.UTF_8));
+					producer.send(new ProducerRecord<>(remote, record.partition(), null, record.key(), record.value(), headers));
+				}
+			}
+			producer.flush();
+		}
+		String mirrorGroup = "mirror-" + this.name + "-east";
+		east().admin().alterConsumerGroupOffsets(mirrorGroup, Map.of(new TopicPartition(topic, 0),
+				new OffsetAndMetadata(20), new TopicPartition(topic, 1), new OffsetAndMetadata(20))).all().get();
+		String group = "g-" + this.name;
+		// offset 10 of partition 0 has only a legacy copy: its target offset comes from the old headers
+		commitOnSource(group, new TopicPartition(topic, 0), 10);
+
+		mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)).maxRecords(7));
+
+		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 60);
+		List<ConsumerRecord<byte[], byte[]>> copies = ReadCommitted.records(west().bootstrapServers(), remote, WAIT);
+		assertThat(copies).extracting((copy) -> utf8(copy.value())).hasSize(60).doesNotHaveDuplicates();
+		assertThat(copies).filteredOn((copy) -> copy.offset() >= 20)
+			.allSatisfy((copy) -> assertThat(copy.headers().toArray()).extracting(Header::key)
+				.as("the mirror's own copies carry only the new header").containsExactly(Provenance.HEADER))
+			.allSatisfy((copy) -> assertThat(Provenance.read(copy.headers()).topicId()).isEqualTo(topicId));
+		long expected = targetOffsetOf(remote, 0, 10);
+		assertThat(expected).as("the legacy copy of source offset 10").isEqualTo(10);
+		await().atMost(WAIT).until(() -> targetCommitted(group, new TopicPartition(remote, 0)) == expected);
 	}
 
 	@Test

@@ -13,50 +13,69 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The provenance headers: the source topic's id round-trips, a header written before topic ids
- * were (no id header) reads as an unknown incarnation, and the headers of a copy (one exact-size
- * array) are the record's own, in order, then the provenance, as {@link Provenance#writeTo} writes
- * them.
+ * The provenance header: every field round-trips through the one binary header of a copy, the
+ * origin across hops; the three string headers earlier snapshots wrote still read (without a topic
+ * id as an unknown incarnation) and are replaced on the next copy; a malformed value reads as no
+ * provenance; the headers of a copy (one exact-size array) are the record's own, in order, then the
+ * provenance, as {@link Provenance#writeTo} writes them.
  */
 class ProvenanceTests {
 
 	@Test
-	void theSourceTopicIdRoundTripsThroughTheHeadersOfACopy() {
+	void everyFieldRoundTripsThroughTheOneHeaderOfACopyAndPreviousHopsProvenanceIsReplaced() {
 		Uuid id = Uuid.randomUuid();
 		Headers original = new RecordHeaders();
-		original.add("trace", "t1".getBytes(StandardCharsets.UTF_8));
-		original.add(Provenance.TOPIC_ID_HEADER, Uuid.randomUuid().toString().getBytes(StandardCharsets.UTF_8));
-		Headers copy = new RecordHeaders(Provenance.forCopy(original, Provenance.originHeader("east"),
-				Provenance.sourcePrefix("east", "orders", 2), 41, Provenance.topicIdHeader(id)));
-		assertThat(Provenance.read(copy)).isEqualTo(new Provenance("east", "east", "orders", 2, 41, id));
-		assertThat(copy.headers(Provenance.TOPIC_ID_HEADER)).as("the previous hop's id replaced").hasSize(1);
-		assertThat(copy.lastHeader("trace")).isNotNull();
+		original.add("trace", bytes("t1"));
+		original.add(Provenance.TOPIC_ID_HEADER, bytes(Uuid.randomUuid().toString()));
+		new Provenance("north", "north", "orders", 1, 5, Uuid.randomUuid()).writeTo(original);
+		Headers copy = new RecordHeaders(Provenance.forCopy(original,
+				Provenance.prefix("north", "east", "orders", 2, id), 41));
+		assertThat(Provenance.read(copy)).isEqualTo(new Provenance("north", "east", "orders", 2, 41, id));
+		assertThat(Provenance.origin(copy)).isEqualTo("north");
+		assertThat(copy.toArray()).extracting(Header::key).containsExactly("trace", Provenance.HEADER);
 	}
 
 	@Test
-	void aCopyMirroredBeforeTopicIdsHasAnUnknownIncarnation() {
+	void aCopyWrittenByAnEarlierSnapshotStillReadsAndWithoutATopicIdHasAnUnknownIncarnation() {
 		Headers legacy = new RecordHeaders();
-		legacy.add(Provenance.ORIGIN_HEADER, "east".getBytes(StandardCharsets.UTF_8));
-		legacy.add(Provenance.SOURCE_HEADER, "east/orders/0/7".getBytes(StandardCharsets.UTF_8));
+		legacy.add(Provenance.ORIGIN_HEADER, bytes("north"));
+		legacy.add(Provenance.SOURCE_HEADER, bytes("east/orders/0/7"));
 		Provenance provenance = Provenance.read(legacy);
-		assertThat(provenance).isEqualTo(new Provenance("east", "east", "orders", 0, 7));
+		assertThat(provenance).isEqualTo(new Provenance("north", "east", "orders", 0, 7));
 		assertThat(provenance.topicId()).isNull();
-		Headers rewritten = new RecordHeaders();
-		provenance.writeTo(rewritten);
-		assertThat(rewritten.lastHeader(Provenance.TOPIC_ID_HEADER)).isNull();
+		assertThat(Provenance.origin(legacy)).isEqualTo("north");
+		Uuid id = Uuid.randomUuid();
+		legacy.add(Provenance.TOPIC_ID_HEADER, bytes(id.toString()));
+		assertThat(Provenance.read(legacy).topicId()).isEqualTo(id);
+		provenance.writeTo(legacy);
+		assertThat(legacy.toArray()).extracting(Header::key).containsExactly(Provenance.HEADER);
+		assertThat(Provenance.read(legacy)).isEqualTo(provenance);
 	}
 
 	@Test
-	void aMalformedTopicIdReadsAsAnUnknownIncarnation() {
-		Headers headers = new RecordHeaders();
-		new Provenance("east", "east", "orders", 0, 7, Uuid.randomUuid()).writeTo(headers);
-		headers.remove(Provenance.TOPIC_ID_HEADER);
-		headers.add(Provenance.TOPIC_ID_HEADER, "not-a-uuid".getBytes(StandardCharsets.UTF_8));
-		assertThat(Provenance.read(headers).topicId()).isNull();
+	void aMalformedProvenanceReadsAsNone() {
+		Headers legacyId = new RecordHeaders();
+		legacyId.add(Provenance.ORIGIN_HEADER, bytes("east"));
+		legacyId.add(Provenance.SOURCE_HEADER, bytes("east/orders/0/7"));
+		legacyId.add(Provenance.TOPIC_ID_HEADER, bytes("not-a-uuid"));
+		assertThat(Provenance.read(legacyId).topicId()).as("a malformed legacy id: unknown incarnation").isNull();
+		byte[] good = Provenance.value(Provenance.prefix("east", "east", "orders", 3, Uuid.randomUuid()), 99);
+		assertThat(Provenance.read(headers(good))).isNotNull();
+		assertThat(Provenance.read(headers(Arrays.copyOf(good, good.length - 1)))).as("cut short").isNull();
+		assertThat(Provenance.read(headers(Arrays.copyOf(good, good.length + 1)))).as("bytes left over").isNull();
+		byte[] otherVersion = good.clone();
+		otherVersion[0] = 2;
+		assertThat(Provenance.read(headers(otherVersion))).as("an unknown version").isNull();
+		assertThat(Provenance.origin(headers(otherVersion))).isNull();
+		byte[] hugeLength = { 1, 2, (byte) 0xfe, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x07 };
+		assertThat(Provenance.read(headers(hugeLength))).as("a length past the end").isNull();
+		assertThat(Provenance.read(headers(new byte[0]))).isNull();
+		assertThat(Provenance.read(headers(null))).isNull();
+		assertThat(Provenance.read(new RecordHeaders())).as("not a copy").isNull();
 	}
 
 	@Test
-	void aCopysHeadersAreTheRecordsOwnInOrderThenOriginSourceAndTopicIdInAnArrayOfExactlyThatSize() {
+	void aCopysHeadersAreTheRecordsOwnInOrderThenTheProvenanceInAnArrayOfExactlyThatSize() {
 		Uuid id = Uuid.randomUuid();
 		Headers original = new RecordHeaders();
 		original.add("trace", bytes("t1"));
@@ -65,26 +84,35 @@ class ProvenanceTests {
 		original.add(Provenance.SOURCE_HEADER, bytes("north/orders/2/9"));
 		original.add("trace", bytes("t2"));
 		original.add(Provenance.TOPIC_ID_HEADER, bytes(Uuid.randomUuid().toString()));
-		Header[] copy = Provenance.forCopy(original, Provenance.originHeader("north"),
-				Provenance.sourcePrefix("east", "orders", 2), 1_234_567_890_123L, Provenance.topicIdHeader(id));
+		original.add("tandem-mirrored", bytes("a user's own"));
+		Header[] copy = Provenance.forCopy(original, Provenance.prefix("north", "east", "orders", 2, id),
+				1_234_567_890_123L);
 		assertThat(copy).extracting(Header::key)
-			.containsExactly("trace", "span", "trace", Provenance.ORIGIN_HEADER, Provenance.SOURCE_HEADER,
-					Provenance.TOPIC_ID_HEADER);
-		assertThat(copy).extracting((header) -> new String(header.value(), StandardCharsets.UTF_8))
-			.containsExactly("t1", "s1", "t2", "north", "east/orders/2/1234567890123", id.toString());
-		assertThat(original.toArray()).as("the source record's headers are not changed").hasSize(6);
+			.containsExactly("trace", "span", "trace", "tandem-mirrored", Provenance.HEADER);
+		assertThat(Provenance.read(new RecordHeaders(copy)))
+			.isEqualTo(new Provenance("north", "east", "orders", 2, 1_234_567_890_123L, id));
+		assertThat(original.toArray()).as("the source record's headers are not changed").hasSize(7);
 		// the same headers as the provenance's own writeTo gives a mutable copy of the record's headers
 		Headers written = new RecordHeaders(original.toArray());
 		new Provenance("north", "east", "orders", 2, 1_234_567_890_123L, id).writeTo(written);
-		assertThat(copy).containsExactly(written.toArray());
+		assertThat(new RecordHeaders(copy)).isEqualTo(written);
 	}
 
 	@Test
-	void aCopyOfARecordWithoutHeadersOrTopicIdCarriesOnlyOriginAndSource() {
-		Header[] copy = Provenance.forCopy(new RecordHeaders(), Provenance.originHeader("east"),
-				Provenance.sourcePrefix("east", "orders", 0), 0, null);
-		assertThat(copy).extracting(Header::key).containsExactly(Provenance.ORIGIN_HEADER, Provenance.SOURCE_HEADER);
-		assertThat(Provenance.read(new RecordHeaders(copy))).isEqualTo(new Provenance("east", "east", "orders", 0, 0));
+	void theValueIsCompactAndEveryOffsetRoundTrips() {
+		Uuid id = Uuid.randomUuid();
+		byte[] prefix = Provenance.prefix("east", "east", "flights", 3, id);
+		// version, flags, "east" and "flights" with their lengths, the partition, the id
+		assertThat(prefix).hasSize(1 + 1 + 5 + 8 + 1 + 16);
+		assertThat(Provenance.value(prefix, 123_456)).hasSize(prefix.length + 3);
+		assertThat(Provenance.prefix("east", "east", "flights", 3, null)).as("no id").hasSize(1 + 1 + 5 + 8 + 1);
+		assertThat(Provenance.prefix("north", "east", "flights", 3, id)).as("another origin").hasSize(prefix.length + 6);
+		for (long offset : new long[] { 0, 63, 64, 127, 128, 123_456_789, 999_999_999_999L, Long.MAX_VALUE }) {
+			assertThat(Provenance.read(headers(Provenance.value(prefix, offset))))
+				.isEqualTo(new Provenance("east", "east", "flights", 3, offset, id));
+		}
+		assertThat(Provenance.read(headers(Provenance.value(Provenance.prefix("nörd", "östen", "bestellungen-ü", 4095,
+				null), 7)))).isEqualTo(new Provenance("nörd", "östen", "bestellungen-ü", 4095, 7));
 	}
 
 	@Test
@@ -92,23 +120,19 @@ class ProvenanceTests {
 		Uuid id = Uuid.randomUuid();
 		Headers original = new RecordHeaders();
 		original.add("trace", bytes("t1"));
-		Header[] copy = Provenance.forCopy(original, Provenance.originHeader("east"),
-				Provenance.sourcePrefix("east", "orders", 5), 77, Provenance.topicIdHeader(id));
+		Header[] copy = Provenance.forCopy(original, Provenance.prefix("east", "east", "orders", 5, id), 77);
 		ProducerRecord<byte[], byte[]> record = new ProducerRecord<>("east.orders", 5, null, bytes("k"), bytes("v"),
 				Arrays.asList(copy));
 		assertThat(Provenance.read(record.headers())).isEqualTo(new Provenance("east", "east", "orders", 5, 77, id));
 		assertThat(record.headers().toArray()).containsExactly(copy);
 		record.headers().add("added-later", bytes("x"));
-		assertThat(copy).as("the producer's headers are its own").hasSize(4);
+		assertThat(copy).as("the producer's headers are its own").hasSize(2);
 	}
 
-	@Test
-	void theSourceValueIsThePrefixAndTheOffsetsDecimalDigitsAsLongToStringWritesThem() {
-		byte[] prefix = Provenance.sourcePrefix("east", "orders", 5);
-		for (long offset : new long[] { 0, 7, 9, 10, 99, 100, 123_456_789, 999_999_999_999L, Long.MAX_VALUE }) {
-			assertThat(new String(Provenance.sourceValue(prefix, offset), StandardCharsets.US_ASCII))
-				.isEqualTo("east/orders/5/" + offset);
-		}
+	private static Headers headers(byte[] value) {
+		Headers headers = new RecordHeaders();
+		headers.add(Provenance.HEADER, value);
+		return headers;
 	}
 
 	private static byte[] bytes(String value) {

@@ -3,6 +3,7 @@ package dev.tandem.mirror.chaos;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.InputStreamReader;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,14 +37,13 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * whose source partition differs from theirs or whose source offset does not grow along the
  * partition), {@code offsets past data} / {@code offsets behind} (translated group offsets above
  * or below the expected one: the target offset of the first mirrored record whose source offset,
- * from its {@code tandem-mirror-source} header, is at or after the group's committed source
+ * from its {@code tandem-mirror} header (decoded here from the documented layout), is at or after the group's committed source
  * offset, or the position after the last mirrored record when there is none) and
  * {@code re-read} (records a consumer of the group on the target reads that the group had read on
  * the source).
  */
 final class MirrorChaosChecker {
 
-	private static final String SOURCE_HEADER = "tandem-mirror-source";
 
 	private final String sourceServers;
 
@@ -109,14 +109,13 @@ final class MirrorChaosChecker {
 			if (aborted.contains(record.key())) {
 				abortedMirrored++;
 			}
-			Header header = record.headers().lastHeader(SOURCE_HEADER);
-			String[] parts = (header != null) ? new String(header.value(), StandardCharsets.UTF_8).split("/") : new String[0];
-			if (parts.length != 4 || !parts[1].equals(this.sourceTopic)) {
+			Source provenance = Source.of(record);
+			if (provenance == null || !provenance.topic().equals(this.sourceTopic)) {
 				unknownProvenance++;
 				continue;
 			}
 			copies.computeIfAbsent(record.partition(), (p) -> new ArrayList<>()).add(new Copy(record.key(),
-					record.partition(), record.offset(), Integer.parseInt(parts[2]), Long.parseLong(parts[3])));
+					record.partition(), record.offset(), provenance.partition(), provenance.offset()));
 		}
 		for (List<Copy> partition : copies.values()) {
 			for (int i = 0; i < partition.size(); i++) {
@@ -143,7 +142,7 @@ final class MirrorChaosChecker {
 		problem(duplicated, "records mirrored twice");
 		problem(abortedMirrored, "records of aborted source transactions mirrored");
 		problem(outOfOrder, "records out of source order, in another partition or at another source offset");
-		problem(unknownProvenance, "mirrored records without a readable " + SOURCE_HEADER + " header");
+		problem(unknownProvenance, "mirrored records without a readable " + Source.HEADER + " header");
 		if (aborted.isEmpty()) {
 			this.problems.add("the source has no aborted records: the run did not test them");
 		}
@@ -212,8 +211,7 @@ final class MirrorChaosChecker {
 					throw new IllegalStateException("group " + group + " did not reach the end of " + this.targetTopic);
 				}
 				for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
-					Header header = record.headers().lastHeader(SOURCE_HEADER);
-					long sourceOffset = Long.parseLong(new String(header.value(), StandardCharsets.UTF_8).split("/")[3]);
+					long sourceOffset = Source.of(record).offset();
 					if (sourceOffset < sourceOffsets.getOrDefault(record.partition(), 0L)) {
 						reread++;
 					}
@@ -323,6 +321,57 @@ final class MirrorChaosChecker {
 			.all().get(30, TimeUnit.SECONDS)
 			.forEach((partition, info) -> ends.put(partition.partition(), info.offset()));
 		return ends;
+	}
+
+	/**
+	 * The source position in a copy's {@code tandem-mirror} header, read from the layout the
+	 * mirror's documentation gives (version 1: version byte, flags, origin unless flag 2, source,
+	 * topic as varint-length UTF-8, partition varint, 16-byte topic id if flag 1, offset varlong;
+	 * zig-zag varints), not with the mirror's own reader.
+	 */
+	record Source(String topic, int partition, long offset) {
+
+		static final String HEADER = "tandem-mirror";
+
+		static Source of(ConsumerRecord<?, ?> record) {
+			Header header = record.headers().lastHeader(HEADER);
+			if (header == null || header.value() == null || header.value().length < 2 || header.value()[0] != 1) {
+				return null;
+			}
+			ByteBuffer buffer = ByteBuffer.wrap(header.value());
+			buffer.get();
+			int flags = buffer.get();
+			if ((flags & 2) == 0) {
+				skip(buffer);
+			}
+			skip(buffer);
+			int topicLength = (int) varlong(buffer);
+			String topic = new String(header.value(), buffer.position(), topicLength, StandardCharsets.UTF_8);
+			buffer.position(buffer.position() + topicLength);
+			int partition = (int) varlong(buffer);
+			if ((flags & 1) != 0) {
+				buffer.position(buffer.position() + 16);
+			}
+			return new Source(topic, partition, varlong(buffer));
+		}
+
+		private static void skip(ByteBuffer buffer) {
+			int length = (int) varlong(buffer);
+			buffer.position(buffer.position() + length);
+		}
+
+		/** A zig-zag varint or varlong (protobuf's encoding, as Kafka's record format uses). */
+		private static long varlong(ByteBuffer buffer) {
+			long raw = 0;
+			for (int shift = 0;; shift += 7) {
+				byte b = buffer.get();
+				raw |= (long) (b & 0x7f) << shift;
+				if ((b & 0x80) == 0) {
+					return (raw >>> 1) ^ -(raw & 1);
+				}
+			}
+		}
+
 	}
 
 }
