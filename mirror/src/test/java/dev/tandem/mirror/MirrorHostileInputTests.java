@@ -21,6 +21,9 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.AbstractRecords;
+import org.apache.kafka.common.record.CompressionType;
+import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -221,6 +224,37 @@ class MirrorHostileInputTests {
 		await().atMost(WAIT).until(() -> targetCommitted(group, target) >= 0);
 		System.out.println("BRK translated offset of source 5: " + targetCommitted(group, target));
 		assertThat(targetCommitted(group, target)).isEqualTo(5);
+	}
+
+	/**
+	 * A careless client writes a record just under the producer's {@code max.request.size} (1 MiB,
+	 * the default on both sides): its copy, with the provenance header added, is over the mirror
+	 * producer's limit.
+	 */
+	@Test
+	void aRecordWhoseCopyIsOverTheProducersLimit() throws Exception {
+		String topic = "limit-" + this.name;
+		east().createTopic(topic, 1, (short) 1);
+		int size = 1_048_576 - 200;
+		while (AbstractRecords.estimateSizeInBytesUpperBound(RecordBatch.CURRENT_MAGIC_VALUE, CompressionType.NONE,
+				bytes("k"), new byte[size + 1], new Header[0]) <= 1_048_576 - 8) {
+			size++;
+		}
+		List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>(values(topic, 0, 2));
+		records.add(new ProducerRecord<>(topic, 0, bytes("k"), new byte[size]));
+		records.addAll(values(topic, 3, 5));
+		produceBytes(east(), records);
+		assertThat(ReadCommitted.records(east().bootstrapServers(), topic, WAIT)).hasSize(5);
+
+		Mirror mirror = mirror((settings) -> settings.topics(List.of(topic)));
+
+		await().atMost(WAIT).until(() -> mirror.status().transactionsAborted() >= 3 || mirror.status().lagRecords() == 0
+				&& mirror.status().recordsMirrored() >= 5);
+		MirrorStatus status = mirror.status();
+		System.out.println("BRK limit status: " + status);
+		System.out.println("BRK limit copies: " + ReadCommitted.records(west().bootstrapServers(), "east." + topic, WAIT)
+			.stream().map((copy) -> copy.offset() + ":" + copy.value().length).toList());
+		assertThat(status.recordsMirrored()).isEqualTo(5);
 	}
 
 	private Mirror mirror(UnaryOperator<MirrorSettings.Builder> customizer) {
