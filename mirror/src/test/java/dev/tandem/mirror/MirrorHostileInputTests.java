@@ -222,8 +222,21 @@ class MirrorHostileInputTests {
 			.hasSize(30).doesNotHaveDuplicates();
 		TopicPartition target = new TopicPartition(remote, 0);
 		await().atMost(WAIT).until(() -> targetCommitted(group, target) >= 0);
-		System.out.println("BRK translated offset of source 5: " + targetCommitted(group, target));
-		assertThat(targetCommitted(group, target)).isEqualTo(5);
+		long copyOf5 = targetOffsetOf(copies, "v5");
+		long copyOf20 = targetOffsetOf(copies, "v20");
+		assertThat(copyOf5).isEqualTo(5);
+		// The rebuild read the forged copy after the copy of 19 as the partition mirrored again from
+		// source offset 0 (OffsetMapping clears), then the next real copy, of 20, as the first after a
+		// source gap 1-19: the group is translated past the copies of 5-19, which it never read, and a
+		// group never moves backwards on the target. Known weakness: only the mirror may write the
+		// remote topics (ACLs, docs/mirror.md).
+		assertThat(targetCommitted(group, target)).as("known weakness: translated past the copies of 5-19")
+			.isEqualTo(copyOf20);
+	}
+
+	private static long targetOffsetOf(List<ConsumerRecord<byte[], byte[]>> copies, String value) {
+		return copies.stream().filter((copy) -> utf8(copy.value()).equals(value)).mapToLong(ConsumerRecord::offset)
+			.findFirst().orElseThrow();
 	}
 
 	/**
@@ -248,13 +261,17 @@ class MirrorHostileInputTests {
 
 		Mirror mirror = mirror((settings) -> settings.topics(List.of(topic)));
 
-		await().atMost(WAIT).until(() -> mirror.status().transactionsAborted() >= 3 || mirror.status().lagRecords() == 0
-				&& mirror.status().recordsMirrored() >= 5);
+		// Known: the copy's send fails (RecordTooLargeException), its transaction aborts, the records
+		// are delivered again, and so on: the partition stalls, with the records around it.
+		await().atMost(WAIT).until(() -> mirror.status().transactionsAborted() >= 4);
 		MirrorStatus status = mirror.status();
-		System.out.println("BRK limit status: " + status);
-		System.out.println("BRK limit copies: " + ReadCommitted.records(west().bootstrapServers(), "east." + topic, WAIT)
-			.stream().map((copy) -> copy.offset() + ":" + copy.value().length).toList());
-		assertThat(status.recordsMirrored()).isEqualTo(5);
+		assertThat(status.recordsMirrored()).isZero();
+		assertThat(ReadCommitted.records(west().bootstrapServers(), "east." + topic, WAIT)).isEmpty();
+		// Before the fix the positions of the consumer not yet rewound after an abort were taken as
+		// mirrored (idle positions): lag 0 and mirroredOffset 5 while nothing was on the target.
+		await().atMost(WAIT).untilAsserted(() -> assertThat(mirror.status().lagRecords()).as("the stall shows as lag")
+			.isEqualTo(5));
+		assertThat(mirror.status().partitions().get(0).mirroredOffset()).isIn(-1L, 0L);
 	}
 
 	private Mirror mirror(UnaryOperator<MirrorSettings.Builder> customizer) {
