@@ -275,6 +275,8 @@ public final class Mirror implements AutoCloseable {
 		try {
 			while (this.running) {
 				try {
+					// a transaction aborted after this count is rewound by a later poll, not this one
+					long abortedBefore = this.progress.abortedCount();
 					if (group != null) {
 						pollMembers(group, source);
 					}
@@ -299,8 +301,10 @@ public final class Mirror implements AutoCloseable {
 					}
 					if (processor.inFlight() == 0 && idle()) {
 						translateIdle();
-						// only this thread begins transactions: still idle when the positions are read
-						if (idle()) {
+						// only this thread begins transactions: still idle when the positions are read; and
+						// none aborted since the poll, or the consumer is not rewound yet (its position is
+						// past records never mirrored)
+						if (idle() && this.progress.abortedCount() == abortedBefore) {
 							this.progress.idlePositions(positions(source));
 						}
 					}

@@ -123,6 +123,11 @@ final class MirrorProgress {
 		this.aborted.incrementAndGet();
 	}
 
+	/** Transactions aborted so far (a count that only grows). */
+	long abortedCount() {
+		return this.aborted.get();
+	}
+
 	private void logProgress(long now) {
 		if (now - this.lastProgressMs < PROGRESS_INTERVAL_MS) {
 			return;

@@ -97,8 +97,9 @@ final class RecordCopier implements CrossClusterProcessor.ProcessorListener {
 	/** A transaction aborted: nothing it copied exists. */
 	@Override
 	public void onAborted(String transactionId, Throwable cause) {
-		this.unresolved.remove(transactionId);
+		// counted before it is resolved: whoever sees the copier idle sees the count (Mirror's idle positions)
 		this.progress.aborted();
+		this.unresolved.remove(transactionId);
 	}
 
 	/** Returns whether every copy's transaction has had its outcome told. */

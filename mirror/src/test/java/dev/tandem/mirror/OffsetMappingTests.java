@@ -125,4 +125,28 @@ class OffsetMappingTests {
 		assertThat(mapping.nextTargetOffset()).isEqualTo(42);
 	}
 
+	/**
+	 * What a restarted mirror's rebuild makes of a forged copy written into the remote topic by
+	 * another client (MirrorHostileInputTests): one record claiming source offset 0 after the
+	 * copies of 0-19 clears the mapping, and the gap between it and the next real copy reads as
+	 * source offsets that have no copy, so a group that read 0-4 is translated past the copies of
+	 * 5-19. The mapping cannot tell a forged copy from its own; only write access to remote
+	 * topics kept to the mirror (ACLs) prevents this. Pinned as a known weakness.
+	 */
+	@Test
+	void aForgedCopyOfAnEarlierOffsetClearsTheMappingAndAnOffsetInTheClearedRangeIsTranslatedPastItsCopies() {
+		OffsetMapping mapping = new OffsetMapping(100, true);
+		for (long source = 0; source < 20; source++) {
+			mapping.add(source, source);
+		}
+		mapping.add(0, 20);
+		for (long source = 20; source < 30; source++) {
+			mapping.add(source, source + 1);
+		}
+		assertThat(mapping.isTruncated()).isTrue();
+		assertThat(mapping.translate(5)).as("known weakness: the copy of source offset 5 is at target offset 5")
+			.hasValue(21);
+		assertThat(mapping.translate(0)).hasValue(20);
+	}
+
 }

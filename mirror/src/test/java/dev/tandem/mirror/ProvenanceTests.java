@@ -112,6 +112,31 @@ class ProvenanceTests {
 	}
 
 	@Test
+	void aHostileHeaderValueReadsAsNoneAndEveryProvenanceHeaderIsDroppedFromTheCopy() {
+		byte[] endlessVarint = { 1, 0, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff };
+		assertThat(Provenance.read(headers(endlessVarint))).as("a varint that never ends").isNull();
+		byte[] endlessVarlong = Provenance.prefix("east", "east", "orders", 0, null);
+		endlessVarlong = Arrays.copyOf(endlessVarlong, endlessVarlong.length + 11);
+		Arrays.fill(endlessVarlong, endlessVarlong.length - 11, endlessVarlong.length, (byte) 0xff);
+		assertThat(Provenance.read(headers(endlessVarlong))).as("an offset varlong that never ends").isNull();
+		assertThat(Provenance.read(headers(new byte[] { 1, 0, 1 }))).as("a negative length").isNull();
+		byte[] negativeOffset = Provenance.value(Provenance.prefix("east", "east", "orders", 0, null), 0);
+		negativeOffset[negativeOffset.length - 1] = 1;
+		assertThat(Provenance.read(headers(negativeOffset))).as("offset -1").isNull();
+		Headers original = new RecordHeaders();
+		original.add("a", bytes("a"));
+		original.add(Provenance.HEADER, null);
+		original.add(Provenance.ORIGIN_HEADER, bytes("west"));
+		original.add(Provenance.HEADER, endlessVarint);
+		original.add("b", null);
+		assertThat(Provenance.origin(original)).as("the binary header wins, even malformed: no origin").isNull();
+		assertThat(Provenance.read(original)).isNull();
+		Header[] copy = Provenance.forCopy(original, Provenance.prefix("east", "east", "orders", 0, null), 3);
+		assertThat(copy).extracting(Header::key).containsExactly("a", "b", Provenance.HEADER);
+		assertThat(Provenance.read(new RecordHeaders(copy))).isEqualTo(new Provenance("east", "east", "orders", 0, 3));
+	}
+
+	@Test
 	void theValueIsCompactAndEveryOffsetRoundTrips() {
 		Uuid id = Uuid.randomUuid();
 		byte[] prefix = Provenance.prefix("east", "east", "flights", 3, id);
