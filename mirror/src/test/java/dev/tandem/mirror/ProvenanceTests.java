@@ -75,19 +75,6 @@ class ProvenanceTests {
 	}
 
 	@Test
-	void aSourceRecordWithAMalformedOrForgedProvenanceHeaderIsCopiedWithTheMirrorsOwn() {
-		Headers original = new RecordHeaders();
-		original.add(Provenance.HEADER, new byte[] { 1, 0, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff,
-				(byte) 0xff, (byte) 0xff });
-		original.add("trace", bytes("t1"));
-		assertThat(Provenance.origin(original)).as("malformed: not a copy, so no origin to keep").isNull();
-		Uuid id = Uuid.randomUuid();
-		Headers copy = new RecordHeaders(Provenance.forCopy(original, Provenance.prefix("east", "east", "orders", 0, id), 3));
-		assertThat(copy.toArray()).extracting(Header::key).containsExactly("trace", Provenance.HEADER);
-		assertThat(Provenance.read(copy)).isEqualTo(new Provenance("east", "east", "orders", 0, 3, id));
-	}
-
-	@Test
 	void aCopysHeadersAreTheRecordsOwnInOrderThenTheProvenanceInAnArrayOfExactlyThatSize() {
 		Uuid id = Uuid.randomUuid();
 		Headers original = new RecordHeaders();
