@@ -278,8 +278,8 @@ public record Provenance(String origin, String sourceCluster, String topic, int 
 
 	private static boolean isProvenance(Header header) {
 		String key = header.key();
-		return key.startsWith(HEADER) && (key.length() == HEADER.length() || key.equals(ORIGIN_HEADER)
-				|| key.equals(SOURCE_HEADER) || key.equals(TOPIC_ID_HEADER));
+		return key.equals(HEADER) || key.equals(ORIGIN_HEADER) || key.equals(SOURCE_HEADER)
+				|| key.equals(TOPIC_ID_HEADER);
 	}
 
 }
