@@ -195,7 +195,7 @@ public final class CrossClusterProcessor<K, V> implements AutoCloseable {
 		}
 		current = this.open;
 		if (current != null && (this.sizing.due(current.records, System.nanoTime() - current.startedNanos,
-				this.pipeline.preparing())
+				this.pipeline)
 				|| (this.closeWhenIdle && current.records > 0 && this.pipeline.inFlight() <= 1))) {
 			closeOpen();
 		}

@@ -14,6 +14,7 @@ import java.util.concurrent.TimeoutException;
 
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.header.Header;
 import org.jspecify.annotations.Nullable;
 
 import dev.tandem.text.DurationText;
@@ -74,6 +75,9 @@ final class HeldSends {
 
 	private State state = State.HOLDING;
 
+	/** The keys, values and headers of the records in {@link #queue}. */
+	private volatile long heldBytes;
+
 	/** No more sends: the transaction was handed over or aborted. */
 	private boolean closed;
 
@@ -130,7 +134,26 @@ final class HeldSends {
 		}
 		CompletableFuture<RecordMetadata> result = new CompletableFuture<>();
 		this.queue.add(new Held(participant, record, result));
+		this.heldBytes += sizeOf(record);
 		return result;
+	}
+
+	/** The bytes a record's key, value and headers take (not what a batch adds). */
+	private static long sizeOf(ProducerRecord<byte[], byte[]> record) {
+		long size = ((record.key() != null) ? record.key().length : 0)
+				+ ((record.value() != null) ? record.value().length : 0);
+		for (Header header : record.headers()) {
+			size += header.key().length() + ((header.value() != null) ? header.value().length : 0);
+		}
+		return size;
+	}
+
+	/**
+	 * Returns the bytes of the records held now: their keys, values and headers.
+	 * @return 0 or more; 0 once released or discarded
+	 */
+	long heldBytes() {
+		return this.heldBytes;
 	}
 
 	private CompletableFuture<RecordMetadata> issue(Participant participant, ProducerRecord<byte[], byte[]> record) {
@@ -176,6 +199,7 @@ final class HeldSends {
 			}
 		}
 		this.queue.clear();
+		this.heldBytes = 0;
 		acknowledgeWhenSent();
 	}
 
@@ -213,6 +237,7 @@ final class HeldSends {
 			held.result().completeExceptionally(aborted);
 		}
 		this.queue.clear();
+		this.heldBytes = 0;
 	}
 
 	private static TransactionAbortedException notSent(@Nullable Throwable cause) {

@@ -99,6 +99,9 @@ public final class TransactionPipeline implements AutoCloseable {
 	 */
 	private CompletableFuture<Void> lastAcknowledged = CompletableFuture.completedFuture(null);
 
+	/** The sends of the newest transaction begun, for {@link #heldBytes()}. */
+	private volatile @Nullable HeldSends newest;
+
 	private final Deque<CompletableFuture<Void>> submitted = new ArrayDeque<>();
 
 	/** Handed over, prepare not finished. */
@@ -168,6 +171,21 @@ public final class TransactionPipeline implements AutoCloseable {
 	}
 
 	/**
+	 * Returns how many bytes the newest transaction begun holds in memory: the keys, values and
+	 * headers of its sends queued behind the previous transaction's unacknowledged records
+	 * ({@link HeldSends}); 0 once they reached their producers. While a transaction's sends are
+	 * held, the pipeline waits for the acknowledgement of records already sent, and a transaction
+	 * that grows only holds more records in memory ({@link TransactionSizing#due(long, long,
+	 * TransactionPipeline)}).
+	 * @return 0 or more bytes; read without a lock, so possibly a moment old
+	 * @since 0.2.0
+	 */
+	public long heldBytes() {
+		HeldSends sends = this.newest;
+		return (sends != null) ? sends.heldBytes() : 0;
+	}
+
+	/**
 	 * Begins a transaction, waiting while {@link #depth()} transactions of this pipeline are
 	 * open or committing (at most the manager's commit timeout). Its records reach their producers
 	 * once every record of the transaction begun before it is acknowledged; until then its sends
@@ -196,6 +214,7 @@ public final class TransactionPipeline implements AutoCloseable {
 			transaction.onEnd(this.permits::release);
 			transaction.deferOffsetsToCommit();
 			HeldSends sends = new HeldSends(this.lastAcknowledged, this.releaser);
+			this.newest = sends;
 			transaction.holdSends(sends);
 			this.lastAcknowledged = sends.acknowledged();
 			return transaction;

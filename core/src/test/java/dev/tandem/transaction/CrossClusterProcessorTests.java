@@ -563,6 +563,79 @@ class CrossClusterProcessorTests {
 		assertThat(largestTransactionWhileTheFirstPrepares(1)).isLessThanOrEqualTo(20);
 	}
 
+	/**
+	 * While the first transaction's records stay unacknowledged (west's acknowledgements held by
+	 * {@link AcknowledgementGate}), the next ones are held behind it: each still grows past
+	 * maxRecords while the one before it prepares, but only until the records it holds reach
+	 * {@link TransactionSizing#MAX_HELD_BYTES_TO_GROW}, so what the pipeline holds in memory stays
+	 * bounded by its depth (issue 25).
+	 */
+	@Test
+	void aHeldTransactionGrowsOnlyUntilTheBytesItHoldsReachTheBound() throws Exception {
+		int valueBytes = 100 * 1024;
+		int maxRecords = 10;
+		int maxPoll = 10;
+		int total = 300;
+		Map<String, Object> config = clientConfig("east");
+		String value = "v".repeat(valueBytes);
+		try (KafkaProducer<String, String> producer = new KafkaProducer<>(config, STRING, STRING)) {
+			for (int i = 0; i < total; i++) {
+				producer.send(new ProducerRecord<>(this.topic, "k" + i, value));
+			}
+		}
+		Map<String, Object> west = clientConfig("west");
+		west.put(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG, AcknowledgementGate.class.getName());
+		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
+			.slots(4)
+			.cluster("east", clientConfig("east"))
+			.cluster("west", west)
+			.idPrefix("pipeline")
+			.instanceId(this.topic)
+			.decisionLog(new InMemoryDecisionLog())
+			.commitTimeout(Duration.ofSeconds(60))
+			.build();
+		manager.start();
+		this.closeables.add(manager);
+		List<Integer> sizes = new CopyOnWriteArrayList<>();
+		KafkaConsumer<String, String> consumer = consumer(manager, maxPoll);
+		CrossClusterProcessor<String, String> processor = CrossClusterProcessor.builder(manager, consumer)
+			.subscribe(List.of(this.topic))
+			.depth(4)
+			.maxRecords(maxRecords)
+			.growth(100)
+			.maxInterval(Duration.ofSeconds(30))
+			.handler(copyWest())
+			.listener(sizesOf(sizes))
+			.build();
+		this.closeables.add(processor);
+		List<Throwable> failures = new ArrayList<>();
+		AcknowledgementGate.hold();
+		try {
+			// poll until every record is in a transaction or the pipeline is full
+			await().atMost(Duration.ofSeconds(30)).pollInSameThread().pollInterval(Duration.ofMillis(10)).until(() -> {
+				if (processor.inFlight() < 4) {
+					processor.poll(Duration.ofMillis(50));
+				}
+				long position = 0;
+				for (TopicPartition partition : consumer.assignment()) {
+					position += consumer.position(partition);
+				}
+				return position == total || processor.inFlight() == 4;
+			});
+		}
+		finally {
+			AcknowledgementGate.release();
+		}
+		pollUntilCommitted(processor, total, failures);
+		assertThat(failures).isEmpty();
+		awaitListenerTotal(sizes, total);
+		long heldPerRecord = valueBytes + "k000".length();
+		int bound = (int) (TransactionSizing.MAX_HELD_BYTES_TO_GROW / heldPerRecord) + 1 + maxPoll;
+		assertThat(sizes.stream().mapToInt(Integer::intValue).max().orElseThrow()).isGreaterThan(maxRecords + maxPoll)
+			.isLessThanOrEqualTo(bound);
+		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).hasSize(total);
+	}
+
 	/** 200 records, maxRecords 10, polls of at most 10; the first transaction's prepare is held until every record was polled. */
 	private int largestTransactionWhileTheFirstPrepares(int growth) throws Exception {
 		java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);

@@ -147,7 +147,7 @@ final class ListenerPipeline {
 	}
 
 	private boolean due(Open current) {
-		return this.sizing.due(current.records, System.nanoTime() - current.startedNanos, this.pipeline.preparing());
+		return this.sizing.due(current.records, System.nanoTime() - current.startedNanos, this.pipeline);
 	}
 
 	private boolean spans() {
