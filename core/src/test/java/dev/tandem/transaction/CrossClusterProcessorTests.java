@@ -598,30 +598,11 @@ class CrossClusterProcessorTests {
 		this.closeables.add(manager);
 		List<Integer> sizes = new CopyOnWriteArrayList<>();
 		KafkaConsumer<String, String> consumer = consumer(manager, maxPoll);
-		CrossClusterProcessor<String, String> processor = CrossClusterProcessor.builder(manager, consumer)
-			.subscribe(List.of(this.topic))
-			.depth(4)
-			.maxRecords(maxRecords)
-			.growth(100)
-			.maxInterval(Duration.ofSeconds(30))
-			.handler(copyWest())
-			.listener(sizesOf(sizes))
-			.build();
-		this.closeables.add(processor);
+		CrossClusterProcessor<String, String> processor = sizedProcessor(manager, consumer, maxRecords, 100, sizes);
 		List<Throwable> failures = new ArrayList<>();
 		AcknowledgementGate.hold();
 		try {
-			// poll until every record is in a transaction or the pipeline is full
-			await().atMost(Duration.ofSeconds(30)).pollInSameThread().pollInterval(Duration.ofMillis(10)).until(() -> {
-				if (processor.inFlight() < 4) {
-					processor.poll(Duration.ofMillis(50));
-				}
-				long position = 0;
-				for (TopicPartition partition : consumer.assignment()) {
-					position += consumer.position(partition);
-				}
-				return position == total || processor.inFlight() == 4;
-			});
+			pollUntilTakenOrFull(processor, consumer, total, () -> true);
 		}
 		finally {
 			AcknowledgementGate.release();
@@ -634,6 +615,40 @@ class CrossClusterProcessorTests {
 		assertThat(sizes.stream().mapToInt(Integer::intValue).max().orElseThrow()).isGreaterThan(maxRecords + maxPoll)
 			.isLessThanOrEqualTo(bound);
 		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).hasSize(total);
+	}
+
+	/** A processor of depth 4 copying to west, whose committed transactions' sizes go to {@code sizes}. */
+	private CrossClusterProcessor<String, String> sizedProcessor(CrossClusterTransactionManager manager,
+			KafkaConsumer<String, String> consumer, int maxRecords, int growth, List<Integer> sizes) {
+		CrossClusterProcessor<String, String> processor = CrossClusterProcessor.builder(manager, consumer)
+			.subscribe(List.of(this.topic))
+			.depth(4)
+			.maxRecords(maxRecords)
+			.growth(growth)
+			.maxInterval(Duration.ofSeconds(30))
+			.handler(copyWest())
+			.listener(sizesOf(sizes))
+			.build();
+		this.closeables.add(processor);
+		return processor;
+	}
+
+	/**
+	 * Polls until every one of {@code total} records is in a transaction or the pipeline of depth
+	 * 4 is full (a poll would then find no transaction to begin and fail), and {@code ready} holds.
+	 */
+	private static void pollUntilTakenOrFull(CrossClusterProcessor<String, String> processor,
+			KafkaConsumer<String, String> consumer, int total, java.util.function.BooleanSupplier ready) {
+		await().atMost(Duration.ofSeconds(30)).pollInSameThread().pollInterval(Duration.ofMillis(10)).until(() -> {
+			if (processor.inFlight() < 4) {
+				processor.poll(Duration.ofMillis(50));
+			}
+			long position = 0;
+			for (TopicPartition partition : consumer.assignment()) {
+				position += consumer.position(partition);
+			}
+			return ready.getAsBoolean() && (position == total || processor.inFlight() == 4);
+		});
 	}
 
 	/** 200 records, maxRecords 10, polls of at most 10; the first transaction's prepare is held until every record was polled. */
@@ -655,32 +670,13 @@ class CrossClusterProcessorTests {
 		produceSource(total);
 		List<Integer> sizes = new CopyOnWriteArrayList<>();
 		KafkaConsumer<String, String> consumer = consumer(manager, 10);
-		CrossClusterProcessor<String, String> processor = CrossClusterProcessor.builder(manager, consumer)
-			.subscribe(List.of(this.topic))
-			.depth(4)
-			.maxRecords(10)
-			.growth(growth)
-			.maxInterval(Duration.ofSeconds(30))
-			.handler(copyWest())
-			.listener(sizesOf(sizes))
-			.build();
-		this.closeables.add(processor);
+		CrossClusterProcessor<String, String> processor = sizedProcessor(manager, consumer, 10, growth, sizes);
 		List<Throwable> failures = new ArrayList<>();
-		// poll while the first transaction is held, until every record is in a transaction or the
-		// pipeline is full (depth 4: a poll then finds no transaction to begin and fails)
-		// (the first transaction's hand-over no longer waits for its records, so the polling can be
-		// done before the preparing thread reaches the hook: wait for that too)
+		// poll while the first transaction is held (the first transaction's hand-over no longer
+		// waits for its records, so the polling can be done before the preparing thread reaches the
+		// hook: wait for that too)
 		try {
-			await().atMost(Duration.ofSeconds(30)).pollInSameThread().pollInterval(Duration.ofMillis(10)).until(() -> {
-				if (processor.inFlight() < 4) {
-					processor.poll(Duration.ofMillis(50));
-				}
-				long position = 0;
-				for (TopicPartition partition : consumer.assignment()) {
-					position += consumer.position(partition);
-				}
-				return held.get() && (position == total || processor.inFlight() == 4);
-			});
+			pollUntilTakenOrFull(processor, consumer, total, held::get);
 			assertThat(held).isTrue();
 		}
 		finally {
