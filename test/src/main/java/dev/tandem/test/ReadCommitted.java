@@ -112,6 +112,23 @@ public final class ReadCommitted {
 		return utf8(records(client, topic, DEFAULT_TIMEOUT));
 	}
 
+	/**
+	 * Reads the committed records of a topic once no transaction is open on it, as
+	 * {@link #settledValues(String, String)} does, for a caller that needs the records'
+	 * partitions or offsets: the read to use right after the transactions written to it ended.
+	 * @param bootstrapServers the cluster's bootstrap servers
+	 * @param topic the topic
+	 * @return the records, partition by partition in offset order
+	 * @throws EmbeddedKafkaClusterException if a transaction is still open on the topic after
+	 *     {@link #DEFAULT_TIMEOUT}, naming the partitions' last stable offsets and high watermarks
+	 * @since 0.1.0
+	 */
+	public static List<ConsumerRecord<byte[], byte[]>> settledRecords(String bootstrapServers, String topic) {
+		Map<String, Object> client = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+		awaitNoOpenTransaction(client, topic, DEFAULT_TIMEOUT);
+		return records(client, topic, DEFAULT_TIMEOUT);
+	}
+
 	private static void awaitNoOpenTransaction(Map<String, Object> client, String topic, Duration timeout) {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		try (Admin admin = Admin.create(client)) {
