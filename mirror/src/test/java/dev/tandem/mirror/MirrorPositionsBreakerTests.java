@@ -65,19 +65,10 @@ class MirrorPositionsBreakerTests {
 		String topic = "rolling-" + fixture.name();
 		String remote = "east." + topic;
 		fixture.east().createTopic(topic, 4, (short) 1);
-		AtomicInteger next = new AtomicInteger();
-		ScheduledExecutorService producing = Executors.newSingleThreadScheduledExecutor();
-		KafkaProducer<String, String> producer = new KafkaProducer<>(fixture.east().producerProperties(), new StringSerializer(),
-				new StringSerializer());
 		// about 500 records/s, spread over the 4 partitions
-		producing.scheduleAtFixedRate(() -> {
-			for (int k = 0; k < 5; k++) {
-				int i = next.getAndIncrement();
-				producer.send(new ProducerRecord<>(topic, i % 4, "k" + i, "v" + i));
-			}
-		}, 0, 10, TimeUnit.MILLISECONDS);
+		LiveProduction production = new LiveProduction(topic, 4);
 		List<Mirror> running = new ArrayList<>();
-		try {
+		try (production) {
 			UnaryOperator<MirrorSettings.Builder> settings = (builder) -> builder.topics(List.of(topic)).maxRecords(20);
 			running.add(fixture.mirror(settings));
 			grows(remote, 300);
@@ -90,13 +81,7 @@ class MirrorPositionsBreakerTests {
 				grows(remote, 300);
 			}
 		}
-		finally {
-			producing.shutdownNow();
-			producing.awaitTermination(5, TimeUnit.SECONDS);
-			producer.flush();
-			producer.close();
-		}
-		int produced = next.get();
+		int produced = production.produced();
 		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= produced);
 		Map<Integer, List<String>> source = byPartition(fixture.east(), topic);
 		Map<Integer, List<String>> target = byPartition(fixture.west(), remote);
@@ -115,17 +100,8 @@ class MirrorPositionsBreakerTests {
 		String topic = "removed-" + fixture.name();
 		String remote = "east." + topic;
 		fixture.east().createTopic(topic, 4, (short) 1);
-		AtomicInteger next = new AtomicInteger();
-		ScheduledExecutorService producing = Executors.newSingleThreadScheduledExecutor();
-		KafkaProducer<String, String> producer = new KafkaProducer<>(fixture.east().producerProperties(), new StringSerializer(),
-				new StringSerializer());
-		producing.scheduleAtFixedRate(() -> {
-			for (int k = 0; k < 5; k++) {
-				int i = next.getAndIncrement();
-				producer.send(new ProducerRecord<>(topic, i % 4, "k" + i, "v" + i));
-			}
-		}, 0, 10, TimeUnit.MILLISECONDS);
-		try {
+		LiveProduction production = new LiveProduction(topic, 4);
+		try (production) {
 			UnaryOperator<MirrorSettings.Builder> settings = (builder) -> builder.topics(List.of(topic)).maxRecords(20);
 			Mirror first = fixture.mirror(settings);
 			Mirror second = fixture.mirror(settings);
@@ -137,13 +113,7 @@ class MirrorPositionsBreakerTests {
 			}
 			grows(remote, 300);
 		}
-		finally {
-			producing.shutdownNow();
-			producing.awaitTermination(5, TimeUnit.SECONDS);
-			producer.flush();
-			producer.close();
-		}
-		int produced = next.get();
+		int produced = production.produced();
 		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= produced);
 		Map<Integer, List<String>> source = byPartition(fixture.east(), topic);
 		assertThat(source.values().stream().mapToInt(List::size).sum()).isEqualTo(produced);
@@ -216,19 +186,10 @@ class MirrorPositionsBreakerTests {
 		String topic = "upgrade-" + fixture.name();
 		String remote = "east." + topic;
 		fixture.east().createTopic(topic, 2, (short) 1);
-		AtomicInteger next = new AtomicInteger();
-		ScheduledExecutorService producing = Executors.newSingleThreadScheduledExecutor();
-		KafkaProducer<String, String> producer = new KafkaProducer<>(fixture.east().producerProperties(), new StringSerializer(),
-				new StringSerializer());
-		producing.scheduleAtFixedRate(() -> {
-			for (int k = 0; k < 5; k++) {
-				int i = next.getAndIncrement();
-				producer.send(new ProducerRecord<>(topic, i % 2, "k" + i, "v" + i));
-			}
-		}, 0, 10, TimeUnit.MILLISECONDS);
+		LiveProduction production = new LiveProduction(topic, 2);
 		Mirror old;
 		Mirror upgraded;
-		try {
+		try (production) {
 			old = fixture.mirror((settings) -> settings.topics(List.of(topic)).maxRecords(10)
 				.positions(MirrorSettings.Positions.SOURCE));
 			grows(remote, 300);
@@ -242,13 +203,7 @@ class MirrorPositionsBreakerTests {
 			await().atMost(WAIT).until(() -> !upgraded.isStandingBy() && !upgraded.status().partitions().isEmpty());
 			grows(remote, 300);
 		}
-		finally {
-			producing.shutdownNow();
-			producing.awaitTermination(5, TimeUnit.SECONDS);
-			producer.flush();
-			producer.close();
-		}
-		int produced = next.get();
+		int produced = production.produced();
 		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= produced);
 		await().atMost(WAIT).untilAsserted(() -> assertThat(upgraded.status().lagRecords()).isZero());
 		List<String> copies = ReadCommitted.values(fixture.west().bootstrapServers(), remote);
@@ -279,7 +234,7 @@ class MirrorPositionsBreakerTests {
 				(settings) -> settings.topics(List.of(topic)).maxRecords(10));
 		assertThat(hold.awaitHeld(WAIT)).as("a transaction held after its offset commit").isTrue();
 		String group = stalled.settings().consumerGroup();
-		try {
+		try (hold) {
 			fixture.west().admin().removeMembersFromConsumerGroup(group, new RemoveMembersFromConsumerGroupOptions()).all().get();
 			Mirror successor = fixture.mirror((settings) -> settings.topics(List.of(topic)).maxRecords(10));
 			await().atMost(WAIT).until(() -> fixture.onlyMemberOwns(group, 2));
@@ -291,9 +246,6 @@ class MirrorPositionsBreakerTests {
 			produce(fixture.east(), spread(topic, 2, 40, 80));
 			await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= 80);
 			assertThat(byPartition(fixture.west(), remote)).isEqualTo(byPartition(fixture.east(), topic));
-		}
-		finally {
-			hold.release();
 		}
 	}
 
@@ -317,7 +269,7 @@ class MirrorPositionsBreakerTests {
 				(settings) -> settings.topics(List.of(topic)).maxRecords(10));
 		assertThat(hold.awaitHeld(WAIT)).as("a transaction held after its offset commit").isTrue();
 		String group = stalled.settings().consumerGroup();
-		try {
+		try (hold) {
 			Mirror successor = fixture.mirror(UnaryOperator.identity(), shortPollInterval,
 					(settings) -> settings.topics(List.of(topic)).maxRecords(10));
 			// the stalled member leaves by itself after 8 s without a poll; the successor owns both partitions
@@ -331,9 +283,6 @@ class MirrorPositionsBreakerTests {
 			produce(fixture.east(), spread(topic, 2, 80, 120));
 			await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= 120);
 			assertThat(byPartition(fixture.west(), remote)).isEqualTo(byPartition(fixture.east(), topic));
-		}
-		finally {
-			hold.release();
 		}
 	}
 
@@ -403,6 +352,43 @@ class MirrorPositionsBreakerTests {
 				.add(new String(record.value(), StandardCharsets.UTF_8));
 		}
 		return values;
+	}
+
+	/**
+	 * About 500 records a second to a topic of {@code east}, from a producer of its own, record i
+	 * on partition i % partitions, until closed.
+	 */
+	private static final class LiveProduction implements AutoCloseable {
+
+		private final AtomicInteger next = new AtomicInteger();
+
+		private final ScheduledExecutorService producing = Executors.newSingleThreadScheduledExecutor();
+
+		private final KafkaProducer<String, String> producer = new KafkaProducer<>(fixture.east().producerProperties(),
+				new StringSerializer(), new StringSerializer());
+
+		LiveProduction(String topic, int partitions) {
+			this.producing.scheduleAtFixedRate(() -> {
+				for (int k = 0; k < 5; k++) {
+					int i = this.next.getAndIncrement();
+					this.producer.send(new ProducerRecord<>(topic, i % partitions, "k" + i, "v" + i));
+				}
+			}, 0, 10, TimeUnit.MILLISECONDS);
+		}
+
+		/** Returns how many records were sent: every one, once closed. */
+		int produced() {
+			return this.next.get();
+		}
+
+		@Override
+		public void close() throws InterruptedException {
+			this.producing.shutdownNow();
+			this.producing.awaitTermination(5, TimeUnit.SECONDS);
+			this.producer.flush();
+			this.producer.close();
+		}
+
 	}
 
 }

@@ -277,11 +277,11 @@ final class MirrorTestFixture implements BeforeAllCallback, AfterAllCallback, Be
 
 	/**
 	 * A protocol hook that holds the first transaction to reach {@link ProtocolStep#BEFORE_PREPARE}
-	 * (after its offset commit) until {@link #release() released}; every other step and
+	 * (after its offset commit) until {@link #release() released} or closed; every other step and
 	 * transaction passes. Like any hook that does not say otherwise, it
 	 * {@link ProtocolHook#injectsFaults() injects faults}.
 	 */
-	static final class HeldPrepare implements ProtocolHook {
+	static final class HeldPrepare implements ProtocolHook, AutoCloseable {
 
 		private final CountDownLatch held = new CountDownLatch(1);
 
@@ -310,6 +310,12 @@ final class MirrorTestFixture implements BeforeAllCallback, AfterAllCallback, Be
 		/** Lets the held transaction, if any, and every later one go on. */
 		void release() {
 			this.release.countDown();
+		}
+
+		/** Releases the held transaction, if any: a test's {@code try (hold)} never leaves it held. */
+		@Override
+		public void close() {
+			release();
 		}
 
 	}

@@ -488,7 +488,7 @@ class MirrorTests {
 		assertThat(removed.settings().positions()).isEqualTo(MirrorSettings.Positions.TARGET);
 		assertThat(hold.awaitHeld(WAIT)).as("a transaction held after its offset commit").isTrue();
 		String group = removed.settings().consumerGroup();
-		try {
+		try (hold) {
 			fixture.west().admin().removeMembersFromConsumerGroup(group, new RemoveMembersFromConsumerGroupOptions()).all().get();
 			Mirror successor = fixture.mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(10));
 			// the successor alone owns both partitions in the group (the removed one is stuck in its held transaction)
@@ -500,9 +500,6 @@ class MirrorTests {
 			assertThat(successor.status().recordsMirrored()).isPositive();
 			// nothing of the mirror's group is kept on the source
 			assertThat(fixture.east().admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get()).isEmpty();
-		}
-		finally {
-			hold.release();
 		}
 	}
 
