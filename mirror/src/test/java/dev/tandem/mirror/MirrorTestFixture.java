@@ -83,8 +83,9 @@ final class MirrorTestFixture implements BeforeAllCallback, AfterAllCallback, Be
 	}
 
 	/**
-	 * Returns a fixture whose mirrors may copy either way, their instance ids and consumer groups
-	 * named after the test and their source cluster.
+	 * Returns a fixture whose mirrors may copy either way, their managers' transactional ids
+	 * prefixed with {@code idPrefix}, their instance ids and consumer groups named after the test
+	 * and their source cluster.
 	 */
 	static MirrorTestFixture eitherWay(EmbeddedKafkaClustersExtension kafka, String idPrefix) {
 		return new MirrorTestFixture(kafka, idPrefix, true);
