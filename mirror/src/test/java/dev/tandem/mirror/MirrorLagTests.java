@@ -1,28 +1,20 @@
 package dev.tandem.mirror;
 
-import java.nio.file.Files;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
 
-import dev.tandem.coordinator.EmbeddedCoordinator;
 import dev.tandem.mirror.app.MirrorHealthIndicator;
 import dev.tandem.mirror.app.MirrorProperties;
 import dev.tandem.test.ClusterPreset;
-import dev.tandem.test.EmbeddedKafkaCluster;
 import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
 import dev.tandem.transaction.CrossClusterTransactionManager;
@@ -44,33 +36,15 @@ class MirrorLagTests {
 	@RegisterExtension
 	static final EmbeddedKafkaClustersExtension kafka = EmbeddedKafkaClustersExtension.perClass(ClusterPreset.EAST1_WEST1);
 
-	private static EmbeddedCoordinator coordinator;
-
-	@BeforeAll
-	static void start() throws Exception {
-		// one coordinator for every manager here: a shared log, whose leases see a duplicate instance
-		coordinator = EmbeddedCoordinator.builder(Files.createTempDirectory("mirror-lag-tests-coordinator"))
-				.client((log) -> log.sharedByInstances(true))
-				.start();
-	}
-
-	@AfterAll
-	static void stop() throws Exception {
-		if (coordinator != null) {
-			coordinator.close();
-		}
-	}
+	// one coordinator for every manager here: a shared log, whose leases see a duplicate instance
+	@RegisterExtension
+	static final MirrorTestFixture fixture = MirrorTestFixture.eastToWest(kafka, "mirror-lag-tests");
 
 	@Test
 	void lagGrowsWithTheWaitingRecordsWhileTheTargetIsDownAndHealthTurnsDownPastItsThreshold() throws Exception {
-		east().createTopic("lag-orders", 1, (short) 1);
+		fixture.east().createTopic("lag-orders", 1, (short) 1);
 		produce(0, 100);
-		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
-			.cluster("east", client(east()))
-			.cluster("west", client(west()))
-			.idPrefix("mirror-lag-tests")
-			.instanceId("lag-0")
-			.decisionLog(coordinator.decisionLog())
+		CrossClusterTransactionManager manager = fixture.manager("lag-0")
 			.commitTimeout(Duration.ofSeconds(3))
 			.build();
 		manager.start();
@@ -89,8 +63,8 @@ class MirrorLagTests {
 			await().atMost(WAIT).until(() -> mirror.status().recordsMirrored() == 100 && mirror.status().lagRecords() == 0
 					&& health.health(true).getStatus().equals(Status.UP));
 
-			int broker = west().brokerIds().get(0);
-			west().stopBroker(broker);
+			int broker = fixture.west().brokerIds().get(0);
+			fixture.west().stopBroker(broker);
 			try {
 				produce(100, 250);
 				await().atMost(WAIT).until(() -> mirror.status().lagRecords() == 150);
@@ -103,7 +77,7 @@ class MirrorLagTests {
 					.satisfies((partition) -> assertThat(partition.sourceEndOffset()).isEqualTo(400));
 			}
 			finally {
-				west().restartBroker(broker);
+				fixture.west().restartBroker(broker);
 			}
 			await().atMost(WAIT).until(() -> mirror.status().lagRecords() == 0
 					&& health.health(true).getStatus().equals(Status.UP));
@@ -111,35 +85,20 @@ class MirrorLagTests {
 			// the commit's answer, so a read_committed reader gets them a moment later; a transaction
 			// left open would hold them back for the transaction timeout (15 min), far past this wait.
 			await().atMost(Duration.ofSeconds(10))
-				.until(() -> ReadCommitted.values(west().bootstrapServers(), "east.lag-orders").size() >= 400);
-			assertThat(ReadCommitted.values(west().bootstrapServers(), "east.lag-orders")).hasSize(400)
+				.until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), "east.lag-orders").size() >= 400);
+			assertThat(ReadCommitted.values(fixture.west().bootstrapServers(), "east.lag-orders")).hasSize(400)
 				.doesNotHaveDuplicates();
 		}
 	}
 
 	private static void produce(int from, int to) {
 		try (KafkaProducer<String, String> producer = new KafkaProducer<>(
-				Map.of("bootstrap.servers", east().bootstrapServers()), new StringSerializer(), new StringSerializer())) {
+				Map.of("bootstrap.servers", fixture.east().bootstrapServers()), new StringSerializer(), new StringSerializer())) {
 			for (int i = from; i < to; i++) {
 				producer.send(new ProducerRecord<>("lag-orders", 0, "k" + i, "v" + i));
 			}
 			producer.flush();
 		}
-	}
-
-	private static Map<String, Object> client(EmbeddedKafkaCluster cluster) {
-		Map<String, Object> config = new HashMap<>();
-		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
-		config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 50);
-		return config;
-	}
-
-	private static EmbeddedKafkaCluster east() {
-		return kafka.cluster("east");
-	}
-
-	private static EmbeddedKafkaCluster west() {
-		return kafka.cluster("west");
 	}
 
 }

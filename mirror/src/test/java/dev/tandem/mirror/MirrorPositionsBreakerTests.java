@@ -1,19 +1,15 @@
 package dev.tandem.mirror;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 
@@ -22,28 +18,21 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import dev.tandem.coordinator.EmbeddedCoordinator;
+import dev.tandem.mirror.MirrorTestFixture.HeldPrepare;
 import dev.tandem.test.ClusterPreset;
 import dev.tandem.test.EmbeddedKafkaCluster;
 import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
-import dev.tandem.transaction.CrossClusterTransactionManager;
-import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
-import dev.tandem.transaction.ProtocolHook;
 import dev.tandem.transaction.ProtocolStep;
 
+import static dev.tandem.mirror.MirrorTestFixture.produce;
+import static dev.tandem.mirror.MirrorTestFixture.spread;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -63,38 +52,8 @@ class MirrorPositionsBreakerTests {
 	@RegisterExtension
 	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
-	private static EmbeddedCoordinator coordinator;
-
-	private final List<AutoCloseable> closeables = new ArrayList<>();
-
-	private String name = "";
-
-	@BeforeAll
-	static void start() throws Exception {
-		coordinator = EmbeddedCoordinator.builder(Files.createTempDirectory("mirror-breaker-tests-coordinator"))
-				.client((log) -> log.sharedByInstances(true))
-				.start();
-	}
-
-	@AfterAll
-	static void stop() throws Exception {
-		if (coordinator != null) {
-			coordinator.close();
-		}
-	}
-
-	@BeforeEach
-	void name(TestInfo info) {
-		String method = info.getTestMethod().orElseThrow().getName();
-		this.name = method.substring(0, Math.min(method.length(), 40));
-	}
-
-	@AfterEach
-	void close() throws Exception {
-		for (int i = this.closeables.size() - 1; i >= 0; i--) {
-			this.closeables.get(i).close();
-		}
-	}
+	@RegisterExtension
+	static final MirrorTestFixture fixture = MirrorTestFixture.eastToWest(kafka, "mirror-breaker");
 
 	/**
 	 * Idea 1: instances started and stopped in turn (a rebalance of the target group every step)
@@ -103,27 +62,18 @@ class MirrorPositionsBreakerTests {
 	 */
 	@Test
 	void instancesStartedAndStoppedInTurnUnderLiveProductionCopyEveryRecordOnceInOrder() throws Exception {
-		String topic = "rolling-" + this.name;
+		String topic = "rolling-" + fixture.name();
 		String remote = "east." + topic;
-		east().createTopic(topic, 4, (short) 1);
-		AtomicInteger next = new AtomicInteger();
-		ScheduledExecutorService producing = Executors.newSingleThreadScheduledExecutor();
-		KafkaProducer<String, String> producer = new KafkaProducer<>(east().producerProperties(), new StringSerializer(),
-				new StringSerializer());
+		fixture.east().createTopic(topic, 4, (short) 1);
 		// about 500 records/s, spread over the 4 partitions
-		producing.scheduleAtFixedRate(() -> {
-			for (int k = 0; k < 5; k++) {
-				int i = next.getAndIncrement();
-				producer.send(new ProducerRecord<>(topic, i % 4, "k" + i, "v" + i));
-			}
-		}, 0, 10, TimeUnit.MILLISECONDS);
+		LiveProduction production = new LiveProduction(topic, 4);
 		List<Mirror> running = new ArrayList<>();
-		try {
+		try (production) {
 			UnaryOperator<MirrorSettings.Builder> settings = (builder) -> builder.topics(List.of(topic)).maxRecords(20);
-			running.add(mirror(settings));
+			running.add(fixture.mirror(settings));
 			grows(remote, 300);
 			for (int step = 0; step < 5; step++) {
-				Mirror started = mirror(settings);
+				Mirror started = fixture.mirror(settings);
 				running.add(started);
 				grows(remote, 300);
 				await().atMost(WAIT).until(() -> !started.status().partitions().isEmpty());
@@ -131,16 +81,10 @@ class MirrorPositionsBreakerTests {
 				grows(remote, 300);
 			}
 		}
-		finally {
-			producing.shutdownNow();
-			producing.awaitTermination(5, TimeUnit.SECONDS);
-			producer.flush();
-			producer.close();
-		}
-		int produced = next.get();
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= produced);
-		Map<Integer, List<String>> source = byPartition(east(), topic);
-		Map<Integer, List<String>> target = byPartition(west(), remote);
+		int produced = production.produced();
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= produced);
+		Map<Integer, List<String>> source = byPartition(fixture.east(), topic);
+		Map<Integer, List<String>> target = byPartition(fixture.west(), remote);
 		assertThat(source.values().stream().mapToInt(List::size).sum()).isEqualTo(produced);
 		assertThat(target).as("every partition's copies, in the source's order").isEqualTo(source);
 	}
@@ -153,42 +97,27 @@ class MirrorPositionsBreakerTests {
 	@Test
 	void instancesRemovedFromTheTargetGroupAgainAndAgainUnderLiveProductionCopyEveryRecordOnceInOrder()
 			throws Exception {
-		String topic = "removed-" + this.name;
+		String topic = "removed-" + fixture.name();
 		String remote = "east." + topic;
-		east().createTopic(topic, 4, (short) 1);
-		AtomicInteger next = new AtomicInteger();
-		ScheduledExecutorService producing = Executors.newSingleThreadScheduledExecutor();
-		KafkaProducer<String, String> producer = new KafkaProducer<>(east().producerProperties(), new StringSerializer(),
-				new StringSerializer());
-		producing.scheduleAtFixedRate(() -> {
-			for (int k = 0; k < 5; k++) {
-				int i = next.getAndIncrement();
-				producer.send(new ProducerRecord<>(topic, i % 4, "k" + i, "v" + i));
-			}
-		}, 0, 10, TimeUnit.MILLISECONDS);
-		try {
+		fixture.east().createTopic(topic, 4, (short) 1);
+		LiveProduction production = new LiveProduction(topic, 4);
+		try (production) {
 			UnaryOperator<MirrorSettings.Builder> settings = (builder) -> builder.topics(List.of(topic)).maxRecords(20);
-			Mirror first = mirror(settings);
-			Mirror second = mirror(settings);
+			Mirror first = fixture.mirror(settings);
+			Mirror second = fixture.mirror(settings);
 			await().atMost(WAIT).until(() -> !first.status().partitions().isEmpty() && !second.status().partitions().isEmpty());
 			String group = first.settings().consumerGroup();
 			for (int step = 0; step < 4; step++) {
 				grows(remote, 300);
-				west().admin().removeMembersFromConsumerGroup(group, new RemoveMembersFromConsumerGroupOptions()).all().get();
+				fixture.west().admin().removeMembersFromConsumerGroup(group, new RemoveMembersFromConsumerGroupOptions()).all().get();
 			}
 			grows(remote, 300);
 		}
-		finally {
-			producing.shutdownNow();
-			producing.awaitTermination(5, TimeUnit.SECONDS);
-			producer.flush();
-			producer.close();
-		}
-		int produced = next.get();
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= produced);
-		Map<Integer, List<String>> source = byPartition(east(), topic);
+		int produced = production.produced();
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= produced);
+		Map<Integer, List<String>> source = byPartition(fixture.east(), topic);
 		assertThat(source.values().stream().mapToInt(List::size).sum()).isEqualTo(produced);
-		assertThat(byPartition(west(), remote)).as("every partition's copies, in the source's order").isEqualTo(source);
+		assertThat(byPartition(fixture.west(), remote)).as("every partition's copies, in the source's order").isEqualTo(source);
 	}
 
 	/**
@@ -198,22 +127,22 @@ class MirrorPositionsBreakerTests {
 	 */
 	@Test
 	void switchingFromPositionsOnTheSourceToTheTargetMidBacklogCopiesNothingTwiceAndSkipsNothing() throws Exception {
-		String topic = "s2t-" + this.name;
+		String topic = "s2t-" + fixture.name();
 		String remote = "east." + topic;
-		east().createTopic(topic, 2, (short) 1);
-		produce(east(), spread(topic, 2, 0, 3000));
-		Mirror before = mirror((settings) -> settings.topics(List.of(topic)).maxRecords(5)
+		fixture.east().createTopic(topic, 2, (short) 1);
+		produce(fixture.east(), spread(topic, 2, 0, 3000));
+		Mirror before = fixture.mirror((settings) -> settings.topics(List.of(topic)).maxRecords(5)
 			.positions(MirrorSettings.Positions.SOURCE));
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 100);
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= 100);
 		before.close();
-		int copiedBefore = ReadCommitted.values(west().bootstrapServers(), remote).size();
+		int copiedBefore = ReadCommitted.values(fixture.west().bootstrapServers(), remote).size();
 		assertThat(copiedBefore).as("stopped in the middle of the backlog").isLessThan(3000);
 
-		Mirror after = mirror((settings) -> settings.topics(List.of(topic)).maxRecords(50));
+		Mirror after = fixture.mirror((settings) -> settings.topics(List.of(topic)).maxRecords(50));
 		assertThat(after.settings().positions()).isEqualTo(MirrorSettings.Positions.TARGET);
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 3000);
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= 3000);
 		await().atMost(WAIT).untilAsserted(() -> assertThat(after.status().lagRecords()).isZero());
-		assertThat(byPartition(west(), remote)).isEqualTo(byPartition(east(), topic));
+		assertThat(byPartition(fixture.west(), remote)).isEqualTo(byPartition(fixture.east(), topic));
 		assertThat(after.status().recordsMirrored()).isEqualTo(3000 - copiedBefore);
 	}
 
@@ -225,20 +154,20 @@ class MirrorPositionsBreakerTests {
 	 */
 	@Test
 	void switchingFromPositionsOnTheTargetBackToTheSourceCopiesNothingTwice() throws Exception {
-		String topic = "t2s-" + this.name;
+		String topic = "t2s-" + fixture.name();
 		String remote = "east." + topic;
-		east().createTopic(topic, 2, (short) 1);
-		produce(east(), spread(topic, 2, 0, 3000));
-		Mirror before = mirror((settings) -> settings.topics(List.of(topic)).maxRecords(5));
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 100);
+		fixture.east().createTopic(topic, 2, (short) 1);
+		produce(fixture.east(), spread(topic, 2, 0, 3000));
+		Mirror before = fixture.mirror((settings) -> settings.topics(List.of(topic)).maxRecords(5));
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= 100);
 		before.close();
-		int copiedBefore = ReadCommitted.values(west().bootstrapServers(), remote).size();
+		int copiedBefore = ReadCommitted.values(fixture.west().bootstrapServers(), remote).size();
 
-		Mirror after = mirror((settings) -> settings.topics(List.of(topic)).maxRecords(50)
+		Mirror after = fixture.mirror((settings) -> settings.topics(List.of(topic)).maxRecords(50)
 			.positions(MirrorSettings.Positions.SOURCE));
 		await().atMost(WAIT).untilAsserted(() -> assertThat(after.status().lagRecords()).isZero());
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 3000);
-		List<String> copies = ReadCommitted.values(west().bootstrapServers(), remote);
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= 3000);
+		List<String> copies = ReadCommitted.values(fixture.west().bootstrapServers(), remote);
 		int duplicates = copies.size() - new HashSet<>(copies).size();
 		assertThat(duplicates).as("records copied twice (%d copied by the first run, %d copies in all)", copiedBefore,
 				copies.size()).isZero();
@@ -254,26 +183,17 @@ class MirrorPositionsBreakerTests {
 	 */
 	@Test
 	void aRollingUpgradeFromPositionsOnTheSourceToTheTargetCopiesNothingTwice() throws Exception {
-		String topic = "upgrade-" + this.name;
+		String topic = "upgrade-" + fixture.name();
 		String remote = "east." + topic;
-		east().createTopic(topic, 2, (short) 1);
-		AtomicInteger next = new AtomicInteger();
-		ScheduledExecutorService producing = Executors.newSingleThreadScheduledExecutor();
-		KafkaProducer<String, String> producer = new KafkaProducer<>(east().producerProperties(), new StringSerializer(),
-				new StringSerializer());
-		producing.scheduleAtFixedRate(() -> {
-			for (int k = 0; k < 5; k++) {
-				int i = next.getAndIncrement();
-				producer.send(new ProducerRecord<>(topic, i % 2, "k" + i, "v" + i));
-			}
-		}, 0, 10, TimeUnit.MILLISECONDS);
+		fixture.east().createTopic(topic, 2, (short) 1);
+		LiveProduction production = new LiveProduction(topic, 2);
 		Mirror old;
 		Mirror upgraded;
-		try {
-			old = mirror((settings) -> settings.topics(List.of(topic)).maxRecords(10)
+		try (production) {
+			old = fixture.mirror((settings) -> settings.topics(List.of(topic)).maxRecords(10)
 				.positions(MirrorSettings.Positions.SOURCE));
 			grows(remote, 300);
-			upgraded = mirror((settings) -> settings.topics(List.of(topic)).maxRecords(10));
+			upgraded = fixture.mirror((settings) -> settings.topics(List.of(topic)).maxRecords(10));
 			// both run while records keep coming, as during a rolling deployment: the upgraded one
 			// stands by while the old one is in the source group
 			grows(remote, 500);
@@ -283,16 +203,10 @@ class MirrorPositionsBreakerTests {
 			await().atMost(WAIT).until(() -> !upgraded.isStandingBy() && !upgraded.status().partitions().isEmpty());
 			grows(remote, 300);
 		}
-		finally {
-			producing.shutdownNow();
-			producing.awaitTermination(5, TimeUnit.SECONDS);
-			producer.flush();
-			producer.close();
-		}
-		int produced = next.get();
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= produced);
+		int produced = production.produced();
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= produced);
 		await().atMost(WAIT).untilAsserted(() -> assertThat(upgraded.status().lagRecords()).isZero());
-		List<String> copies = ReadCommitted.values(west().bootstrapServers(), remote);
+		List<String> copies = ReadCommitted.values(fixture.west().bootstrapServers(), remote);
 		int duplicates = copies.size() - new HashSet<>(copies).size();
 		assertThat(duplicates).as("records copied twice while both modes ran (%d copies of %d records; mirrored by the "
 				+ "old instance %d, by the upgraded one %d)", copies.size(), produced, old.status().recordsMirrored(),
@@ -311,46 +225,27 @@ class MirrorPositionsBreakerTests {
 	@Test
 	void aSuccessorWaitingLongerThanItsReadBoundForAStalledInstancesPendingPositionsStillMirrorsEverything()
 			throws Exception {
-		String topic = "stall-" + this.name;
+		String topic = "stall-" + fixture.name();
 		String remote = "east." + topic;
-		east().createTopic(topic, 2, (short) 1);
-		produce(east(), spread(topic, 2, 0, 40));
-		CountDownLatch held = new CountDownLatch(1);
-		CountDownLatch release = new CountDownLatch(1);
-		AtomicBoolean armed = new AtomicBoolean(true);
-		ProtocolHook hold = (transactionId, step) -> {
-			if (step == ProtocolStep.BEFORE_PREPARE && armed.compareAndSet(true, false)) {
-				held.countDown();
-				try {
-					release.await();
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-				}
-			}
-		};
-		Mirror stalled = mirror((manager) -> manager.protocolHook(hold),
+		fixture.east().createTopic(topic, 2, (short) 1);
+		produce(fixture.east(), spread(topic, 2, 0, 40));
+		HeldPrepare hold = new HeldPrepare();
+		Mirror stalled = fixture.mirror((manager) -> manager.protocolHook(hold),
 				(settings) -> settings.topics(List.of(topic)).maxRecords(10));
-		assertThat(held.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("a transaction held after its offset commit").isTrue();
+		assertThat(hold.awaitHeld(WAIT)).as("a transaction held after its offset commit").isTrue();
 		String group = stalled.settings().consumerGroup();
-		try {
-			west().admin().removeMembersFromConsumerGroup(group, new RemoveMembersFromConsumerGroupOptions()).all().get();
-			Mirror successor = mirror((settings) -> settings.topics(List.of(topic)).maxRecords(10));
-			await().atMost(WAIT).until(() -> {
-				var members = west().admin().describeConsumerGroups(List.of(group)).all().get().get(group).members();
-				return members.size() == 1 && members.iterator().next().assignment().topicPartitions().size() == 2;
-			});
+		try (hold) {
+			fixture.west().admin().removeMembersFromConsumerGroup(group, new RemoveMembersFromConsumerGroupOptions()).all().get();
+			Mirror successor = fixture.mirror((settings) -> settings.topics(List.of(topic)).maxRecords(10));
+			await().atMost(WAIT).until(() -> fixture.onlyMemberOwns(group, 2));
 			// the successor waits for the held transaction (its positions are not stable), past 30 s
 			await().atMost(Duration.ofSeconds(50)).during(Duration.ofSeconds(35))
 				.until(() -> successor.status().partitions().isEmpty());
-			release.countDown();
+			hold.release();
 			stalled.close();
-			produce(east(), spread(topic, 2, 40, 80));
-			await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 80);
-			assertThat(byPartition(west(), remote)).isEqualTo(byPartition(east(), topic));
-		}
-		finally {
-			release.countDown();
+			produce(fixture.east(), spread(topic, 2, 40, 80));
+			await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= 80);
+			assertThat(byPartition(fixture.west(), remote)).isEqualTo(byPartition(fixture.east(), topic));
 		}
 	}
 
@@ -364,49 +259,30 @@ class MirrorPositionsBreakerTests {
 	@Test
 	void anInstanceStalledPastItsMaxPollIntervalWithPositionsPendingIsReplacedWithoutAnyCopyMadeTwice()
 			throws Exception {
-		String topic = "maxpoll-" + this.name;
+		String topic = "maxpoll-" + fixture.name();
 		String remote = "east." + topic;
-		east().createTopic(topic, 2, (short) 1);
-		produce(east(), spread(topic, 2, 0, 40));
+		fixture.east().createTopic(topic, 2, (short) 1);
+		produce(fixture.east(), spread(topic, 2, 0, 40));
 		Map<String, Object> shortPollInterval = Map.of(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, 8000);
-		CountDownLatch held = new CountDownLatch(1);
-		CountDownLatch release = new CountDownLatch(1);
-		AtomicBoolean armed = new AtomicBoolean(true);
-		ProtocolHook hold = (transactionId, step) -> {
-			if (step == ProtocolStep.BEFORE_PREPARE && armed.compareAndSet(true, false)) {
-				held.countDown();
-				try {
-					release.await();
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-				}
-			}
-		};
-		Mirror stalled = mirror((manager) -> manager.protocolHook(hold), shortPollInterval,
+		HeldPrepare hold = new HeldPrepare();
+		Mirror stalled = fixture.mirror((manager) -> manager.protocolHook(hold), shortPollInterval,
 				(settings) -> settings.topics(List.of(topic)).maxRecords(10));
-		assertThat(held.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("a transaction held after its offset commit").isTrue();
+		assertThat(hold.awaitHeld(WAIT)).as("a transaction held after its offset commit").isTrue();
 		String group = stalled.settings().consumerGroup();
-		try {
-			Mirror successor = mirror(UnaryOperator.identity(), shortPollInterval,
+		try (hold) {
+			Mirror successor = fixture.mirror(UnaryOperator.identity(), shortPollInterval,
 					(settings) -> settings.topics(List.of(topic)).maxRecords(10));
 			// the stalled member leaves by itself after 8 s without a poll; the successor owns both partitions
-			await().atMost(WAIT).until(() -> {
-				var members = west().admin().describeConsumerGroups(List.of(group)).all().get().get(group).members();
-				return members.size() == 1 && members.iterator().next().assignment().topicPartitions().size() == 2;
-			});
-			release.countDown();
-			produce(east(), spread(topic, 2, 40, 80));
-			await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 80);
+			await().atMost(WAIT).until(() -> fixture.onlyMemberOwns(group, 2));
+			hold.release();
+			produce(fixture.east(), spread(topic, 2, 40, 80));
+			await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= 80);
 			// the stalled instance comes back into the group: a rebalance more, and still nothing twice
 			await().atMost(WAIT).until(() -> !stalled.status().partitions().isEmpty()
 					&& !successor.status().partitions().isEmpty());
-			produce(east(), spread(topic, 2, 80, 120));
-			await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 120);
-			assertThat(byPartition(west(), remote)).isEqualTo(byPartition(east(), topic));
-		}
-		finally {
-			release.countDown();
+			produce(fixture.east(), spread(topic, 2, 80, 120));
+			await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= 120);
+			assertThat(byPartition(fixture.west(), remote)).isEqualTo(byPartition(fixture.east(), topic));
 		}
 	}
 
@@ -431,37 +307,37 @@ class MirrorPositionsBreakerTests {
 	 */
 	@Test
 	void aGroupPatternMatchingTheMirrorsOwnGroupNeverOverwritesItsPositionsOnTheTarget() throws Exception {
-		String topic = "own-" + this.name;
+		String topic = "own-" + fixture.name();
 		String remote = "east." + topic;
-		east().createTopic(topic, 1, (short) 1);
+		fixture.east().createTopic(topic, 1, (short) 1);
 		// a gap of 20 between source and target offsets: the target already holds 20 other records
-		west().createTopic(remote, 1, (short) 1);
-		produce(west(), spread(remote, 1, 1000, 1020));
-		produce(east(), spread(topic, 1, 0, 50));
-		String own = "mirror-" + this.name;
+		fixture.west().createTopic(remote, 1, (short) 1);
+		produce(fixture.west(), spread(remote, 1, 1000, 1020));
+		produce(fixture.east(), spread(topic, 1, 0, 50));
+		String own = "mirror-" + fixture.name();
 		// the source group of the mirror's name has offsets (as after a run with positions on the source)
-		east().admin().alterConsumerGroupOffsets(own,
+		fixture.east().admin().alterConsumerGroupOffsets(own,
 				Map.of(new TopicPartition(topic, 0),
 						new OffsetAndMetadata(10))).all().get();
-		Mirror mirror = mirror((settings) -> settings.topics(List.of(topic)).groupPattern(".*"));
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() == 20 + 40);
+		Mirror mirror = fixture.mirror((settings) -> settings.topics(List.of(topic)).groupPattern(".*"));
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() == 20 + 40);
 		await().atMost(WAIT).untilAsserted(() -> assertThat(mirror.status().lagRecords()).isZero());
-		var positions = ReadCommitted.groupOffsets(west().bootstrapServers(), own, remote);
+		var positions = ReadCommitted.groupOffsets(fixture.west().bootstrapServers(), own, remote);
 		assertThat(positions.get(new TopicPartition(remote, 0)).offset())
 			.as("the mirror's position: the next source offset, not a translated target offset").isEqualTo(50);
 		mirror.close();
-		produce(east(), spread(topic, 1, 50, 60));
-		mirror((settings) -> settings.topics(List.of(topic)).groupPattern(".*"));
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 20 + 50);
-		List<String> copies = ReadCommitted.values(west().bootstrapServers(), remote);
+		produce(fixture.east(), spread(topic, 1, 50, 60));
+		fixture.mirror((settings) -> settings.topics(List.of(topic)).groupPattern(".*"));
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= 20 + 50);
+		List<String> copies = ReadCommitted.values(fixture.west().bootstrapServers(), remote);
 		assertThat(copies).hasSize(70).doesNotHaveDuplicates();
 	}
 
 	/** Waits until the target topic holds {@code more} records more than now. */
 	private static void grows(String remote, int more) {
-		int now = ReadCommitted.values(west().bootstrapServers(), remote).size();
+		int now = ReadCommitted.values(fixture.west().bootstrapServers(), remote).size();
 		await().atMost(WAIT).pollInterval(Duration.ofMillis(300))
-			.until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= now + more);
+			.until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= now + more);
 	}
 
 	/** The values of a topic, read {@code read_committed}, per partition in offset order. */
@@ -478,67 +354,41 @@ class MirrorPositionsBreakerTests {
 		return values;
 	}
 
-	private Mirror mirror(UnaryOperator<MirrorSettings.Builder> customizer) {
-		return mirror(UnaryOperator.identity(), customizer);
-	}
+	/**
+	 * About 500 records a second to a topic of {@code east}, from a producer of its own, record i
+	 * on partition i % partitions, until closed.
+	 */
+	private static final class LiveProduction implements AutoCloseable {
 
-	private Mirror mirror(UnaryOperator<CrossClusterTransactionManagerBuilder> managerCustomizer,
-			UnaryOperator<MirrorSettings.Builder> customizer) {
-		return mirror(managerCustomizer, Map.of(), customizer);
-	}
+		private final AtomicInteger next = new AtomicInteger();
 
-	private Mirror mirror(UnaryOperator<CrossClusterTransactionManagerBuilder> managerCustomizer,
-			Map<String, Object> westConfig, UnaryOperator<MirrorSettings.Builder> customizer) {
-		Map<String, Object> west = client(west());
-		west.putAll(westConfig);
-		CrossClusterTransactionManager manager = managerCustomizer.apply(CrossClusterTransactionManager.builder()
-			.cluster("east", client(east()))
-			.cluster("west", west)
-			.idPrefix("mirror-breaker")
-			.instanceId(this.name + "-" + this.closeables.size())
-			.decisionLog(coordinator.decisionLog()))
-			.build();
-		manager.start();
-		this.closeables.add(manager);
-		MirrorSettings settings = customizer.apply(MirrorSettings.builder("east", List.of("west"))
-			.consumerGroup("mirror-" + this.name)
-			.groupSyncInterval(Duration.ofMillis(200))
-			.topicRefreshInterval(Duration.ofSeconds(1))).build();
-		Mirror mirror = new Mirror(manager, settings);
-		this.closeables.add(mirror);
-		mirror.start();
-		return mirror;
-	}
+		private final ScheduledExecutorService producing = Executors.newSingleThreadScheduledExecutor();
 
-	private static Map<String, Object> client(EmbeddedKafkaCluster cluster) {
-		Map<String, Object> config = new HashMap<>();
-		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
-		config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 50);
-		return config;
-	}
+		private final KafkaProducer<String, String> producer = new KafkaProducer<>(fixture.east().producerProperties(),
+				new StringSerializer(), new StringSerializer());
 
-	private static EmbeddedKafkaCluster east() {
-		return kafka.cluster("east");
-	}
-
-	private static EmbeddedKafkaCluster west() {
-		return kafka.cluster("west");
-	}
-
-	private static List<ProducerRecord<String, String>> spread(String topic, int partitions, int from, int to) {
-		List<ProducerRecord<String, String>> records = new ArrayList<>();
-		for (int i = from; i < to; i++) {
-			records.add(new ProducerRecord<>(topic, i % partitions, "k" + i, "v" + i));
+		LiveProduction(String topic, int partitions) {
+			this.producing.scheduleAtFixedRate(() -> {
+				for (int k = 0; k < 5; k++) {
+					int i = this.next.getAndIncrement();
+					this.producer.send(new ProducerRecord<>(topic, i % partitions, "k" + i, "v" + i));
+				}
+			}, 0, 10, TimeUnit.MILLISECONDS);
 		}
-		return records;
-	}
 
-	private static void produce(EmbeddedKafkaCluster cluster, List<ProducerRecord<String, String>> records) {
-		try (KafkaProducer<String, String> producer = new KafkaProducer<>(cluster.producerProperties(),
-				new StringSerializer(), new StringSerializer())) {
-			records.forEach(producer::send);
-			producer.flush();
+		/** Returns how many records were sent: every one, once closed. */
+		int produced() {
+			return this.next.get();
 		}
+
+		@Override
+		public void close() throws InterruptedException {
+			this.producing.shutdownNow();
+			this.producing.awaitTermination(5, TimeUnit.SECONDS);
+			this.producer.flush();
+			this.producer.close();
+		}
+
 	}
 
 }

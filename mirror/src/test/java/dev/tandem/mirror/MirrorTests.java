@@ -1,21 +1,15 @@
 package dev.tandem.mirror;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.UnaryOperator;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
@@ -37,25 +31,17 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import dev.tandem.coordinator.EmbeddedCoordinator;
+import dev.tandem.mirror.MirrorTestFixture.HeldPrepare;
 import dev.tandem.test.ClusterPreset;
-import dev.tandem.test.EmbeddedKafkaCluster;
 import dev.tandem.test.EmbeddedKafkaClustersExtension;
 import dev.tandem.test.ReadCommitted;
-import dev.tandem.transaction.CrossClusterTransactionManager;
-import dev.tandem.transaction.CrossClusterTransactionManagerBuilder;
-import dev.tandem.transaction.ProtocolHook;
-import dev.tandem.transaction.ProtocolStep;
 
+import static dev.tandem.mirror.MirrorTestFixture.produce;
+import static dev.tandem.mirror.MirrorTestFixture.spread;
+import static dev.tandem.mirror.MirrorTestFixture.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -71,51 +57,18 @@ class MirrorTests {
 	@RegisterExtension
 	static final EmbeddedKafkaClustersExtension kafka = new EmbeddedKafkaClustersExtension(ClusterPreset.EAST1_WEST1);
 
-	private static EmbeddedCoordinator coordinator;
-
-	private static Path coordinatorDir;
-
-	private final List<AutoCloseable> closeables = new ArrayList<>();
-
-	private String name = "";
-
-	@BeforeAll
-	static void start() throws Exception {
-		coordinatorDir = Files.createTempDirectory("mirror-tests-coordinator");
-		// one coordinator for every manager here: a shared log, whose leases see a duplicate instance
-		coordinator = EmbeddedCoordinator.builder(coordinatorDir)
-				.client((log) -> log.sharedByInstances(true))
-				.start();
-	}
-
-	@AfterAll
-	static void stop() throws Exception {
-		if (coordinator != null) {
-			coordinator.close();
-		}
-	}
-
-	@BeforeEach
-	void name(TestInfo info) {
-		String method = info.getTestMethod().orElseThrow().getName();
-		this.name = method.substring(0, Math.min(method.length(), 40));
-	}
-
-	@AfterEach
-	void close() throws Exception {
-		for (int i = this.closeables.size() - 1; i >= 0; i--) {
-			this.closeables.get(i).close();
-		}
-	}
+	// one coordinator for every manager here: a shared log, whose leases see a duplicate instance
+	@RegisterExtension
+	static final MirrorTestFixture fixture = MirrorTestFixture.eitherWay(kafka, "mirror-tests");
 
 	@Test
 	void severalTopicsWithKeysHeadersAndAnEmptyPartitionAreMirroredOnceWithTheirProvenance() throws Exception {
-		String orders = "orders-" + this.name;
-		String payments = "payments-" + this.name;
-		String excluded = "payments-" + this.name + "-secret";
-		east().createTopic(orders, 3, (short) 1, Map.of("retention.ms", "86400000"));
-		east().createTopic(payments, 2, (short) 1);
-		east().createTopic(excluded, 1, (short) 1);
+		String orders = "orders-" + fixture.name();
+		String payments = "payments-" + fixture.name();
+		String excluded = "payments-" + fixture.name() + "-secret";
+		fixture.east().createTopic(orders, 3, (short) 1, Map.of("retention.ms", "86400000"));
+		fixture.east().createTopic(payments, 2, (short) 1);
+		fixture.east().createTopic(excluded, 1, (short) 1);
 		List<ProducerRecord<String, String>> sent = new ArrayList<>();
 		for (int i = 0; i < 40; i++) {
 			RecordHeaders headers = new RecordHeaders();
@@ -125,18 +78,18 @@ class MirrorTests {
 					"v" + i, headers));
 		}
 		sent.add(new ProducerRecord<>(excluded, 0, null, "secret"));
-		produce(east(), sent);
+		produce(fixture.east(), sent);
 
-		Mirror mirror = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(orders))
+		Mirror mirror = fixture.mirror("east", List.of("west"), (settings) -> settings.topics(List.of(orders))
 			.topicPattern("payments-.*")
 			.excludes(List.of(".*-secret"))
 			.copiedConfigs(List.of("retention.ms")));
 
-		await().atMost(WAIT).until(() -> ReadCommitted.records(west().bootstrapServers(), "east." + payments, WAIT).size() == 20
-				&& ReadCommitted.records(west().bootstrapServers(), "east." + orders, WAIT).size() == 20);
+		await().atMost(WAIT).until(() -> ReadCommitted.records(fixture.west().bootstrapServers(), "east." + payments, WAIT).size() == 20
+				&& ReadCommitted.records(fixture.west().bootstrapServers(), "east." + orders, WAIT).size() == 20);
 		List<ConsumerRecord<byte[], byte[]>> copies = new ArrayList<>();
-		copies.addAll(ReadCommitted.records(west().bootstrapServers(), "east." + orders, WAIT));
-		copies.addAll(ReadCommitted.records(west().bootstrapServers(), "east." + payments, WAIT));
+		copies.addAll(ReadCommitted.records(fixture.west().bootstrapServers(), "east." + orders, WAIT));
+		copies.addAll(ReadCommitted.records(fixture.west().bootstrapServers(), "east." + payments, WAIT));
 		assertThat(copies).hasSize(40);
 		for (ConsumerRecord<byte[], byte[]> copy : copies) {
 			int i = Integer.parseInt(utf8(copy.value()).substring(1));
@@ -152,7 +105,7 @@ class MirrorTests {
 			assertThat(provenance.partition()).isEqualTo(i % 2);
 			assertThat(provenance.offset()).isEqualTo(i / 2);
 		}
-		Admin admin = west().admin();
+		Admin admin = fixture.west().admin();
 		assertThat(admin.describeTopics(List.of("east." + orders)).allTopicNames().get().get("east." + orders).partitions())
 			.as("the empty partition exists on the target too").hasSize(3);
 		Config config = admin.describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, "east." + orders)))
@@ -165,10 +118,10 @@ class MirrorTests {
 
 	@Test
 	void recordsOfAbortedSourceTransactionsAreNeverMirrored() throws Exception {
-		String topic = "txn-" + this.name;
-		east().createTopic(topic, 1, (short) 1);
-		Map<String, Object> config = east().producerProperties();
-		config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "source-" + this.name);
+		String topic = "txn-" + fixture.name();
+		fixture.east().createTopic(topic, 1, (short) 1);
+		Map<String, Object> config = fixture.east().producerProperties();
+		config.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "source-" + fixture.name());
 		try (KafkaProducer<String, String> producer = new KafkaProducer<>(config)) {
 			producer.initTransactions();
 			for (String outcome : List.of("committed-a", "aborted", "committed-b")) {
@@ -184,77 +137,77 @@ class MirrorTests {
 				}
 			}
 		}
-		String group = "g-" + this.name;
+		String group = "g-" + fixture.name();
 		// A group committed inside the aborted range: it has read committed-a, nothing after.
 		long lastOfFirst = sourceOffsetOf(topic, "committed-a-4");
-		commitOnSource(group, new TopicPartition(topic, 0), lastOfFirst + 2);
+		fixture.commitOnSource(group, new TopicPartition(topic, 0), lastOfFirst + 2);
 
-		mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)));
+		fixture.mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)));
 
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() == 10);
-		List<String> values = ReadCommitted.values(west().bootstrapServers(), "east." + topic);
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), "east." + topic).size() == 10);
+		List<String> values = ReadCommitted.values(fixture.west().bootstrapServers(), "east." + topic);
 		assertThat(values).hasSize(10).noneMatch((value) -> value.startsWith("aborted")).doesNotHaveDuplicates();
 		long expected = targetOffsetOf("east." + topic, 0, sourceOffsetOf(topic, "committed-b-0"));
-		await().atMost(WAIT).until(() -> targetCommitted(group, new TopicPartition("east." + topic, 0)) == expected);
+		await().atMost(WAIT).until(() -> fixture.targetCommitted(group, new TopicPartition("east." + topic, 0)) == expected);
 		assertThat(firstRecordOnTarget(group, "east." + topic)).isEqualTo("committed-b-0");
 	}
 
 	@Test
 	void groupWhoseConsumedRecordsExpiredOnTheSourceIsTranslatedToTheFirstMirroredRecord() throws Exception {
-		String topic = "expiry-" + this.name;
-		east().createTopic(topic, 1, (short) 1);
-		produce(east(), values(topic, 0, 30));
-		String group = "g-" + this.name;
+		String topic = "expiry-" + fixture.name();
+		fixture.east().createTopic(topic, 1, (short) 1);
+		produce(fixture.east(), values(topic, 0, 30));
+		String group = "g-" + fixture.name();
 		TopicPartition partition = new TopicPartition(topic, 0);
-		commitOnSource(group, partition, 10);
+		fixture.commitOnSource(group, partition, 10);
 		// Records 0..19 expire: the group's committed offset is below the log start offset.
-		east().admin().deleteRecords(Map.of(partition, RecordsToDelete.beforeOffset(20))).all().get();
+		fixture.east().admin().deleteRecords(Map.of(partition, RecordsToDelete.beforeOffset(20))).all().get();
 
-		mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)));
+		fixture.mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)));
 
 		TopicPartition remote = new TopicPartition("east." + topic, 0);
-		await().atMost(WAIT).until(() -> targetCommitted(group, remote) >= 0);
-		assertThat(targetCommitted(group, remote)).as("the first mirrored record, not the literal offset 10 (KAFKA-12635)")
+		await().atMost(WAIT).until(() -> fixture.targetCommitted(group, remote) >= 0);
+		assertThat(fixture.targetCommitted(group, remote)).as("the first mirrored record, not the literal offset 10 (KAFKA-12635)")
 			.isEqualTo(targetOffsetOf(remote.topic(), 0, 20));
 		assertThat(firstRecordOnTarget(group, remote.topic())).isEqualTo("v20");
 	}
 
 	@Test
 	void restartedMirrorWithDataAlreadyOnTheTargetCopiesNothingTwiceAndTranslatesExactly() throws Exception {
-		String topic = "restart-" + this.name;
-		east().createTopic(topic, 2, (short) 1);
-		produce(east(), values(topic, 0, 60));
-		Mirror first = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(7));
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() == 60);
+		String topic = "restart-" + fixture.name();
+		fixture.east().createTopic(topic, 2, (short) 1);
+		produce(fixture.east(), values(topic, 0, 60));
+		Mirror first = fixture.mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(7));
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), "east." + topic).size() == 60);
 		first.close();
-		produce(east(), values(topic, 60, 120));
-		String group = "g-" + this.name;
+		produce(fixture.east(), values(topic, 60, 120));
+		String group = "g-" + fixture.name();
 		// Offset 10 of partition 0 was mirrored by the first mirror: the second one knows its
 		// target offset only from the provenance headers on the target.
-		commitOnSource(group, new TopicPartition(topic, 0), 10);
+		fixture.commitOnSource(group, new TopicPartition(topic, 0), 10);
 
-		mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)).maxRecords(7));
+		fixture.mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)).maxRecords(7));
 
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() >= 120);
-		assertThat(ReadCommitted.values(west().bootstrapServers(), "east." + topic)).hasSize(120).doesNotHaveDuplicates();
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), "east." + topic).size() >= 120);
+		assertThat(ReadCommitted.values(fixture.west().bootstrapServers(), "east." + topic)).hasSize(120).doesNotHaveDuplicates();
 		long expected = targetOffsetOf("east." + topic, 0, 10);
-		await().atMost(WAIT).until(() -> targetCommitted(group, new TopicPartition("east." + topic, 0)) == expected);
+		await().atMost(WAIT).until(() -> fixture.targetCommitted(group, new TopicPartition("east." + topic, 0)) == expected);
 	}
 
 	@Test
 	void copiesAnEarlierSnapshotWroteWithTheThreeStringHeadersAreMappedAndTheMirrorGoesOnAfterThem() throws Exception {
-		String topic = "legacy-" + this.name;
+		String topic = "legacy-" + fixture.name();
 		String remote = "east." + topic;
-		east().createTopic(topic, 2, (short) 1);
-		west().createTopic(remote, 2, (short) 1);
-		produce(east(), values(topic, 0, 60));
-		Uuid topicId = east().admin().describeTopics(List.of(topic)).allTopicNames().get().get(topic).topicId();
+		fixture.east().createTopic(topic, 2, (short) 1);
+		fixture.west().createTopic(remote, 2, (short) 1);
+		produce(fixture.east(), values(topic, 0, 60));
+		Uuid topicId = fixture.topicId(topic);
 		// what an earlier snapshot's mirror left: copies of source offsets 0-19 of each partition
 		// with the three string headers, and its positions after them (in its group on the source,
 		// which a mirror keeping them on the target starts from where the target group has none)
-		try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(west().producerProperties(),
+		try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(fixture.west().producerProperties(),
 				new ByteArraySerializer(), new ByteArraySerializer())) {
-			for (ConsumerRecord<byte[], byte[]> record : ReadCommitted.records(east().bootstrapServers(), topic, WAIT)) {
+			for (ConsumerRecord<byte[], byte[]> record : ReadCommitted.records(fixture.east().bootstrapServers(), topic, WAIT)) {
 				if (record.offset() < 20) {
 					RecordHeaders headers = new RecordHeaders();
 					headers.add(Provenance.ORIGIN_HEADER, "east".getBytes(StandardCharsets.UTF_8));
@@ -266,17 +219,17 @@ class MirrorTests {
 			}
 			producer.flush();
 		}
-		String mirrorGroup = "mirror-" + this.name + "-east";
-		east().admin().alterConsumerGroupOffsets(mirrorGroup, Map.of(new TopicPartition(topic, 0),
+		String mirrorGroup = "mirror-" + fixture.name() + "-east";
+		fixture.east().admin().alterConsumerGroupOffsets(mirrorGroup, Map.of(new TopicPartition(topic, 0),
 				new OffsetAndMetadata(20), new TopicPartition(topic, 1), new OffsetAndMetadata(20))).all().get();
-		String group = "g-" + this.name;
+		String group = "g-" + fixture.name();
 		// offset 10 of partition 0 has only a legacy copy: its target offset comes from the old headers
-		commitOnSource(group, new TopicPartition(topic, 0), 10);
+		fixture.commitOnSource(group, new TopicPartition(topic, 0), 10);
 
-		mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)).maxRecords(7));
+		fixture.mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)).maxRecords(7));
 
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 60);
-		List<ConsumerRecord<byte[], byte[]>> copies = ReadCommitted.records(west().bootstrapServers(), remote, WAIT);
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= 60);
+		List<ConsumerRecord<byte[], byte[]>> copies = ReadCommitted.records(fixture.west().bootstrapServers(), remote, WAIT);
 		assertThat(copies).extracting((copy) -> utf8(copy.value())).hasSize(60).doesNotHaveDuplicates();
 		assertThat(copies).filteredOn((copy) -> copy.offset() >= 20)
 			.allSatisfy((copy) -> assertThat(copy.headers().toArray()).extracting(Header::key)
@@ -284,22 +237,22 @@ class MirrorTests {
 			.allSatisfy((copy) -> assertThat(Provenance.read(copy.headers()).topicId()).isEqualTo(topicId));
 		long expected = targetOffsetOf(remote, 0, 10);
 		assertThat(expected).as("the legacy copy of source offset 10").isEqualTo(10);
-		await().atMost(WAIT).until(() -> targetCommitted(group, new TopicPartition(remote, 0)) == expected);
+		await().atMost(WAIT).until(() -> fixture.targetCommitted(group, new TopicPartition(remote, 0)) == expected);
 	}
 
 	@Test
 	void partitionAddedToASourceTopicWhileRunningIsFollowed() throws Exception {
-		String topic = "grow-" + this.name;
-		east().createTopic(topic, 1, (short) 1);
-		produce(east(), values(topic, 0, 5));
-		Mirror mirror = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)));
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() == 5);
+		String topic = "grow-" + fixture.name();
+		fixture.east().createTopic(topic, 1, (short) 1);
+		produce(fixture.east(), values(topic, 0, 5));
+		Mirror mirror = fixture.mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)));
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), "east." + topic).size() == 5);
 
-		east().admin().createPartitions(Map.of(topic, NewPartitions.increaseTo(2))).all().get();
-		produce(east(), List.of(new ProducerRecord<>(topic, 1, "k", "in-the-new-partition")));
+		fixture.east().admin().createPartitions(Map.of(topic, NewPartitions.increaseTo(2))).all().get();
+		produce(fixture.east(), List.of(new ProducerRecord<>(topic, 1, "k", "in-the-new-partition")));
 
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() == 6);
-		List<ConsumerRecord<byte[], byte[]>> copies = ReadCommitted.records(west().bootstrapServers(), "east." + topic, WAIT);
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), "east." + topic).size() == 6);
+		List<ConsumerRecord<byte[], byte[]>> copies = ReadCommitted.records(fixture.west().bootstrapServers(), "east." + topic, WAIT);
 		assertThat(copies).filteredOn((copy) -> copy.partition() == 1).singleElement()
 			.satisfies((copy) -> assertThat(utf8(copy.value())).isEqualTo("in-the-new-partition"));
 		assertThat(mirror.status().partitions()).hasSize(2);
@@ -307,15 +260,15 @@ class MirrorTests {
 
 	@Test
 	void activeActiveMirrorsWithIdentityNamesNeverLoop() throws Exception {
-		String topic = "aa-" + this.name;
-		east().createTopic(topic, 1, (short) 1);
-		west().createTopic(topic, 1, (short) 1);
-		produce(east(), values(topic, 0, 10));
-		produce(west(), values(topic, 100, 110));
+		String topic = "aa-" + fixture.name();
+		fixture.east().createTopic(topic, 1, (short) 1);
+		fixture.west().createTopic(topic, 1, (short) 1);
+		produce(fixture.east(), values(topic, 0, 10));
+		produce(fixture.west(), values(topic, 100, 110));
 
-		Mirror eastToWest = mirror("east", List.of("west"),
+		Mirror eastToWest = fixture.mirror("east", List.of("west"),
 				(settings) -> settings.topics(List.of(topic)).naming(RemoteTopicNaming.identity()));
-		Mirror westToEast = mirror("west", List.of("east"),
+		Mirror westToEast = fixture.mirror("west", List.of("east"),
 				(settings) -> settings.topics(List.of(topic)).naming(RemoteTopicNaming.identity()));
 
 		// Each mirror reads the other's copies back and skips them: then nothing more can come.
@@ -325,19 +278,19 @@ class MirrorTests {
 			assertThat(eastToWest.status().lagRecords()).isZero();
 			assertThat(westToEast.status().lagRecords()).isZero();
 		});
-		assertThat(ReadCommitted.values(east().bootstrapServers(), topic)).hasSize(20).doesNotHaveDuplicates();
-		assertThat(ReadCommitted.values(west().bootstrapServers(), topic)).hasSize(20).doesNotHaveDuplicates();
+		assertThat(ReadCommitted.values(fixture.east().bootstrapServers(), topic)).hasSize(20).doesNotHaveDuplicates();
+		assertThat(ReadCommitted.values(fixture.west().bootstrapServers(), topic)).hasSize(20).doesNotHaveDuplicates();
 		assertThat(eastToWest.status().recordsMirrored()).isEqualTo(10);
 		assertThat(westToEast.status().recordsMirrored()).isEqualTo(10);
 	}
 
 	@Test
 	void caughtUpGroupReReadsNothingAfterMovingToTheTargetAndIsNeverWrittenWhileActiveThere() throws Exception {
-		String topic = "move-" + this.name;
-		east().createTopic(topic, 2, (short) 1);
-		produce(east(), values(topic, 0, 40));
-		String group = "g-" + this.name;
-		Map<String, Object> config = east().consumerProperties();
+		String topic = "move-" + fixture.name();
+		fixture.east().createTopic(topic, 2, (short) 1);
+		produce(fixture.east(), values(topic, 0, 40));
+		String group = "g-" + fixture.name();
+		Map<String, Object> config = fixture.east().consumerProperties();
 		config.put(ConsumerConfig.GROUP_ID_CONFIG, group);
 		int consumed = 0;
 		try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(config)) {
@@ -348,18 +301,18 @@ class MirrorTests {
 			consumer.commitSync();
 		}
 
-		Mirror mirror = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)));
+		Mirror mirror = fixture.mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)));
 
 		String remote = "east." + topic;
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() == 40);
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() == 40);
 		for (int partition = 0; partition < 2; partition++) {
 			TopicPartition tp = new TopicPartition(remote, partition);
 			long afterLast = targetOffsetOf(remote, partition, 19) + 1;
-			await().atMost(WAIT).until(() -> targetCommitted(group, tp) == afterLast);
+			await().atMost(WAIT).until(() -> fixture.targetCommitted(group, tp) == afterLast);
 		}
 
 		// The group moves to west: it reads nothing again, then exactly the next new record.
-		Map<String, Object> westConfig = west().consumerProperties();
+		Map<String, Object> westConfig = fixture.west().consumerProperties();
 		westConfig.put(ConsumerConfig.GROUP_ID_CONFIG, group);
 		westConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
 		try (KafkaConsumer<String, String> moved = new KafkaConsumer<>(westConfig)) {
@@ -370,11 +323,11 @@ class MirrorTests {
 				moved.poll(Duration.ofMillis(200)).forEach((record) -> reRead.add(record.value()));
 			}
 			assertThat(reRead).as("records re-read after the move").isEmpty();
-			long before = targetCommitted(group, new TopicPartition(remote, 0));
+			long before = fixture.targetCommitted(group, new TopicPartition(remote, 0));
 
 			// While the group is active on west, a new commit on east is never translated there.
-			produce(east(), List.of(new ProducerRecord<>(topic, 0, "k", "after-the-move")));
-			commitOnSource(group, new TopicPartition(topic, 0), 21);
+			produce(fixture.east(), List.of(new ProducerRecord<>(topic, 0, "k", "after-the-move")));
+			fixture.commitOnSource(group, new TopicPartition(topic, 0), 21);
 			List<String> next = new ArrayList<>();
 			await().atMost(WAIT).until(() -> {
 				moved.poll(Duration.ofMillis(200)).forEach((record) -> next.add(record.value()));
@@ -383,25 +336,25 @@ class MirrorTests {
 			assertThat(next).containsExactly("after-the-move");
 			await().atMost(WAIT).until(() -> mirror.status().groups().stream()
 				.anyMatch((status) -> status.group().equals(group) && status.activeOnTarget()));
-			assertThat(targetCommitted(group, new TopicPartition(remote, 0))).as("the group's own commits only")
+			assertThat(fixture.targetCommitted(group, new TopicPartition(remote, 0))).as("the group's own commits only")
 				.isEqualTo(before);
 		}
 	}
 
 	@Test
 	void twoInstancesShareThePartitionsThroughTheMirrorsGroupAndCopyEveryRecordOnce() throws Exception {
-		String topic = "shared-" + this.name;
-		east().createTopic(topic, 4, (short) 1);
-		produce(east(), spread(topic, 0, 100));
-		Mirror first = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(10));
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() >= 40);
+		String topic = "shared-" + fixture.name();
+		fixture.east().createTopic(topic, 4, (short) 1);
+		produce(fixture.east(), spread(topic, 4, 0, 100));
+		Mirror first = fixture.mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(10));
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), "east." + topic).size() >= 40);
 
-		Mirror second = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(10));
+		Mirror second = fixture.mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(10));
 		await().atMost(WAIT).until(() -> first.status().partitions().size() == 2 && second.status().partitions().size() == 2);
-		produce(east(), spread(topic, 100, 200));
+		produce(fixture.east(), spread(topic, 4, 100, 200));
 
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() >= 200);
-		assertThat(ReadCommitted.values(west().bootstrapServers(), "east." + topic)).hasSize(200).doesNotHaveDuplicates();
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), "east." + topic).size() >= 200);
+		assertThat(ReadCommitted.values(fixture.west().bootstrapServers(), "east." + topic)).hasSize(200).doesNotHaveDuplicates();
 		assertThat(first.status().partitions()).extracting(MirrorStatus.PartitionStatus::partition)
 			.doesNotContainAnyElementsOf(second.status().partitions().stream().map(MirrorStatus.PartitionStatus::partition).toList());
 		assertThat(second.status().recordsMirrored()).isPositive();
@@ -409,54 +362,54 @@ class MirrorTests {
 
 	@Test
 	void aBacklogIsMirroredInTransactionsOfFewerThanTwiceMaxRecordsWhateverTheConsumersMaxPollRecords() throws Exception {
-		String topic = "backlog-" + this.name;
-		east().createTopic(topic, 1, (short) 1);
-		produce(east(), values(topic, 0, 60));
+		String topic = "backlog-" + fixture.name();
+		fixture.east().createTopic(topic, 1, (short) 1);
+		produce(fixture.east(), values(topic, 0, 60));
 		// The clients' max.poll.records is 50: one poll would make a transaction of 50 records.
-		Mirror mirror = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(5)
+		Mirror mirror = fixture.mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(5)
 			// transactions close at maxRecords even while the previous one prepares
 			.growth(1));
 
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), "east." + topic).size() == 60);
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), "east." + topic).size() == 60);
 		await().atMost(WAIT).untilAsserted(() -> assertThat(mirror.status().recordsMirrored()).isEqualTo(60));
 		// a transaction closes after the poll that brought it to 5 records: at most 4 + 5 records
 		assertThat(mirror.status().transactions()).as("mirror transactions for 60 records").isGreaterThanOrEqualTo(7);
-		assertThat(ReadCommitted.values(west().bootstrapServers(), "east." + topic)).hasSize(60).doesNotHaveDuplicates();
+		assertThat(ReadCommitted.values(fixture.west().bootstrapServers(), "east." + topic)).hasSize(60).doesNotHaveDuplicates();
 	}
 
 	@Test
 	void aSourceTopicCreatedAgainStartsANewMappingAndNoTranslationEverPointsIntoTheOldIncarnationsCopies()
 			throws Exception {
-		String topic = "reborn-" + this.name;
+		String topic = "reborn-" + fixture.name();
 		String remote = "east." + topic;
 		TopicPartition source = new TopicPartition(topic, 0);
 		TopicPartition target = new TopicPartition(remote, 0);
-		String group = "g-" + this.name;
-		east().createTopic(topic, 1, (short) 1);
-		Uuid oldId = topicId(topic);
-		produce(east(), values(topic, 0, 100));
-		Mirror mirror = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)));
-		await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() == 100);
+		String group = "g-" + fixture.name();
+		fixture.east().createTopic(topic, 1, (short) 1);
+		Uuid oldId = fixture.topicId(topic);
+		produce(fixture.east(), values(topic, 0, 100));
+		Mirror mirror = fixture.mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).groups(List.of(group)));
+		await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() == 100);
 
 		// The source topic is deleted and created again under the running mirror, with fewer records:
 		// the old incarnation's copies stay on the target, at the offsets a group of the new one would
 		// be translated to with them.
-		east().admin().deleteTopics(List.of(topic)).all().get();
-		await().atMost(WAIT).until(() -> !east().admin().listTopics().names().get().contains(topic));
+		fixture.east().admin().deleteTopics(List.of(topic)).all().get();
+		await().atMost(WAIT).until(() -> !fixture.east().admin().listTopics().names().get().contains(topic));
 		// the mirror's consumer saw it gone (a topic created again before that is found by the topic refresh)
 		await().atMost(WAIT).until(() -> mirror.status().partitions().isEmpty());
 		await().atMost(WAIT).ignoreExceptions().until(() -> {
-			east().createTopic(topic, 1, (short) 1);
+			fixture.east().createTopic(topic, 1, (short) 1);
 			return true;
 		});
-		Uuid newId = topicId(topic);
+		Uuid newId = fixture.topicId(topic);
 		assertThat(newId).isNotEqualTo(oldId);
 		// The group's offset on the target, sampled every 100 ms from now on.
 		List<Long> sampled = Collections.synchronizedList(new ArrayList<>());
 		ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
 		sampler.scheduleAtFixedRate(() -> {
 			try {
-				long offset = targetCommitted(group, target);
+				long offset = fixture.targetCommitted(group, target);
 				if (offset >= 0) {
 					sampled.add(offset);
 				}
@@ -469,14 +422,14 @@ class MirrorTests {
 			// Records and a group's commit on the new incarnation at once, typically before the mirror's
 			// consumer is assigned it again: its first transaction copies them while only the old
 			// incarnation's copies are on the target (and mapped, before topic ids: rebuilt from them).
-			produce(east(), values(topic, 100, 130));
-			commitOnSource(group, source, 10);
+			produce(fixture.east(), values(topic, 100, 130));
+			fixture.commitOnSource(group, source, 10);
 			for (long committed : new long[] { 10, 20, 30 }) {
-				commitOnSource(group, source, committed);
-				await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() == 130);
+				fixture.commitOnSource(group, source, committed);
+				await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() == 130);
 				long expected = (committed < 30) ? copyOf(remote, newId, committed).offset()
 						: copyOf(remote, newId, 29).offset() + 1;
-				await().atMost(WAIT).until(() -> targetCommitted(group, target) == expected);
+				await().atMost(WAIT).until(() -> fixture.targetCommitted(group, target) == expected);
 			}
 		}
 		finally {
@@ -484,7 +437,7 @@ class MirrorTests {
 			sampler.awaitTermination(5, TimeUnit.SECONDS);
 		}
 
-		List<ConsumerRecord<byte[], byte[]>> copies = ReadCommitted.records(west().bootstrapServers(), remote, WAIT);
+		List<ConsumerRecord<byte[], byte[]>> copies = ReadCommitted.records(fixture.west().bootstrapServers(), remote, WAIT);
 		assertThat(copies).hasSize(130);
 		assertThat(copies.subList(0, 100)).allSatisfy((copy) -> assertThat(Provenance.read(copy.headers()).topicId())
 			.isEqualTo(oldId));
@@ -501,17 +454,13 @@ class MirrorTests {
 				.orElse(false)).toList();
 		}
 		assertThat(intoOldCopies).as("translated offsets pointing into the old incarnation's copies").isEmpty();
-		assertThat(targetCommitted(group, target)).as("the final translation, exact")
+		assertThat(fixture.targetCommitted(group, target)).as("the final translation, exact")
 			.isEqualTo(copyOf(remote, newId, 29).offset() + 1);
-	}
-
-	private static Uuid topicId(String topic) throws Exception {
-		return east().admin().describeTopics(List.of(topic)).allTopicNames().get().get(topic).topicId();
 	}
 
 	/** The copy of a source record of one incarnation, found by its provenance headers. */
 	private static ConsumerRecord<byte[], byte[]> copyOf(String remoteTopic, Uuid topicId, long sourceOffset) {
-		return ReadCommitted.records(west().bootstrapServers(), remoteTopic, WAIT).stream()
+		return ReadCommitted.records(fixture.west().bootstrapServers(), remoteTopic, WAIT).stream()
 			.filter((copy) -> topicId.equals(Provenance.read(copy.headers()).topicId()))
 			.filter((copy) -> Provenance.read(copy.headers()).offset() == sourceOffset)
 			.findFirst()
@@ -529,97 +478,29 @@ class MirrorTests {
 	 */
 	@Test
 	void anInstanceRemovedFromTheGroupWithATransactionUnderWayHasNoCopyMadeTwice() throws Exception {
-		String topic = "zombie-" + this.name;
+		String topic = "zombie-" + fixture.name();
 		String remote = "east." + topic;
-		east().createTopic(topic, 2, (short) 1);
-		produce(east(), values(topic, 0, 40));
-		CountDownLatch held = new CountDownLatch(1);
-		CountDownLatch release = new CountDownLatch(1);
-		AtomicBoolean armed = new AtomicBoolean(true);
-		ProtocolHook hold = (transactionId, step) -> {
-			if (step == ProtocolStep.BEFORE_PREPARE && armed.compareAndSet(true, false)) {
-				held.countDown();
-				try {
-					release.await();
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-				}
-			}
-		};
-		Mirror removed = mirror("east", List.of("west"), (manager) -> manager.protocolHook(hold),
+		fixture.east().createTopic(topic, 2, (short) 1);
+		produce(fixture.east(), values(topic, 0, 40));
+		HeldPrepare hold = new HeldPrepare();
+		Mirror removed = fixture.mirror("east", List.of("west"), (manager) -> manager.protocolHook(hold),
 				(settings) -> settings.topics(List.of(topic)).maxRecords(10));
 		assertThat(removed.settings().positions()).isEqualTo(MirrorSettings.Positions.TARGET);
-		assertThat(held.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("a transaction held after its offset commit").isTrue();
+		assertThat(hold.awaitHeld(WAIT)).as("a transaction held after its offset commit").isTrue();
 		String group = removed.settings().consumerGroup();
-		try {
-			west().admin().removeMembersFromConsumerGroup(group, new RemoveMembersFromConsumerGroupOptions()).all().get();
-			Mirror successor = mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(10));
+		try (hold) {
+			fixture.west().admin().removeMembersFromConsumerGroup(group, new RemoveMembersFromConsumerGroupOptions()).all().get();
+			Mirror successor = fixture.mirror("east", List.of("west"), (settings) -> settings.topics(List.of(topic)).maxRecords(10));
 			// the successor alone owns both partitions in the group (the removed one is stuck in its held transaction)
-			await().atMost(WAIT).until(() -> {
-				var members = west().admin().describeConsumerGroups(List.of(group)).all().get().get(group).members();
-				return members.size() == 1 && members.iterator().next().assignment().topicPartitions().size() == 2;
-			});
-			release.countDown();
-			produce(east(), values(topic, 40, 80));
-			await().atMost(WAIT).until(() -> ReadCommitted.values(west().bootstrapServers(), remote).size() >= 80);
-			assertThat(ReadCommitted.values(west().bootstrapServers(), remote)).hasSize(80).doesNotHaveDuplicates();
+			await().atMost(WAIT).until(() -> fixture.onlyMemberOwns(group, 2));
+			hold.release();
+			produce(fixture.east(), values(topic, 40, 80));
+			await().atMost(WAIT).until(() -> ReadCommitted.values(fixture.west().bootstrapServers(), remote).size() >= 80);
+			assertThat(ReadCommitted.values(fixture.west().bootstrapServers(), remote)).hasSize(80).doesNotHaveDuplicates();
 			assertThat(successor.status().recordsMirrored()).isPositive();
 			// nothing of the mirror's group is kept on the source
-			assertThat(east().admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get()).isEmpty();
+			assertThat(fixture.east().admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get()).isEmpty();
 		}
-		finally {
-			release.countDown();
-		}
-	}
-
-	private static List<ProducerRecord<String, String>> spread(String topic, int from, int to) {
-		List<ProducerRecord<String, String>> records = new ArrayList<>();
-		for (int i = from; i < to; i++) {
-			records.add(new ProducerRecord<>(topic, i % 4, "k" + i, "v" + i));
-		}
-		return records;
-	}
-
-	private Mirror mirror(String source, List<String> targets, UnaryOperator<MirrorSettings.Builder> customizer) {
-		return mirror(source, targets, UnaryOperator.identity(), customizer);
-	}
-
-	private Mirror mirror(String source, List<String> targets,
-			UnaryOperator<CrossClusterTransactionManagerBuilder> managerCustomizer,
-			UnaryOperator<MirrorSettings.Builder> customizer) {
-		CrossClusterTransactionManager manager = managerCustomizer.apply(CrossClusterTransactionManager.builder()
-			.cluster("east", client(east()))
-			.cluster("west", client(west()))
-			.idPrefix("mirror-tests")
-			.instanceId(this.name + "-" + source + "-" + this.closeables.size())
-			.decisionLog(coordinator.decisionLog()))
-			.build();
-		manager.start();
-		this.closeables.add(manager);
-		MirrorSettings settings = customizer.apply(MirrorSettings.builder(source, targets)
-			.consumerGroup("mirror-" + this.name + "-" + source)
-			.groupSyncInterval(Duration.ofMillis(200))
-			.topicRefreshInterval(Duration.ofSeconds(1))).build();
-		Mirror mirror = new Mirror(manager, settings);
-		this.closeables.add(mirror);
-		mirror.start();
-		return mirror;
-	}
-
-	private static Map<String, Object> client(EmbeddedKafkaCluster cluster) {
-		Map<String, Object> config = new HashMap<>();
-		config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
-		config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 50);
-		return config;
-	}
-
-	private static EmbeddedKafkaCluster east() {
-		return kafka.cluster("east");
-	}
-
-	private static EmbeddedKafkaCluster west() {
-		return kafka.cluster("west");
 	}
 
 	private static List<ProducerRecord<String, String>> values(String topic, int from, int to) {
@@ -632,34 +513,16 @@ class MirrorTests {
 
 	private static int topicPartitions(String topic) {
 		try {
-			return east().admin().describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
+			return fixture.east().admin().describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
 		}
 		catch (Exception ex) {
 			return 1;
 		}
 	}
 
-	private static void produce(EmbeddedKafkaCluster cluster, List<ProducerRecord<String, String>> records) {
-		try (KafkaProducer<String, String> producer = new KafkaProducer<>(cluster.producerProperties(),
-				new StringSerializer(), new StringSerializer())) {
-			records.forEach(producer::send);
-			producer.flush();
-		}
-	}
-
-	private static void commitOnSource(String group, TopicPartition partition, long offset) throws Exception {
-		east().admin().alterConsumerGroupOffsets(group, Map.of(partition, new OffsetAndMetadata(offset))).all().get();
-	}
-
-	private static long targetCommitted(String group, TopicPartition partition) throws Exception {
-		OffsetAndMetadata offset = west().admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get()
-			.get(partition);
-		return (offset != null) ? offset.offset() : -1;
-	}
-
 	/** The target offset of the copy of a source record, found by its provenance header. */
 	private static long targetOffsetOf(String remoteTopic, int partition, long sourceOffset) {
-		return ReadCommitted.records(west().bootstrapServers(), remoteTopic, WAIT).stream()
+		return ReadCommitted.records(fixture.west().bootstrapServers(), remoteTopic, WAIT).stream()
 			.filter((copy) -> copy.partition() == partition)
 			.filter((copy) -> Provenance.read(copy.headers()).offset() == sourceOffset)
 			.mapToLong(ConsumerRecord::offset)
@@ -668,7 +531,7 @@ class MirrorTests {
 	}
 
 	private static long sourceOffsetOf(String topic, String value) {
-		return ReadCommitted.records(east().bootstrapServers(), topic, WAIT).stream()
+		return ReadCommitted.records(fixture.east().bootstrapServers(), topic, WAIT).stream()
 			.filter((record) -> utf8(record.value()).equals(value))
 			.mapToLong(ConsumerRecord::offset)
 			.findFirst()
@@ -676,7 +539,7 @@ class MirrorTests {
 	}
 
 	private static String firstRecordOnTarget(String group, String remoteTopic) {
-		Map<String, Object> config = west().consumerProperties();
+		Map<String, Object> config = fixture.west().consumerProperties();
 		config.put(ConsumerConfig.GROUP_ID_CONFIG, group);
 		config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
 		try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(config, new StringDeserializer(),
@@ -691,10 +554,6 @@ class MirrorTests {
 			}
 			throw new AssertionError("nothing to read on " + remoteTopic);
 		}
-	}
-
-	private static String utf8(byte[] bytes) {
-		return new String(bytes, StandardCharsets.UTF_8);
 	}
 
 }
