@@ -10,11 +10,10 @@ import java.util.Objects;
  * holds {@code growth × maxRecords} records, or once it is {@code maxInterval} old. While the
  * previous transaction still prepares, a transaction closed now would only wait behind it, so it
  * keeps taking records instead: transactions grow with the round trip, and the rate follows the
- * poll loop rather than the round trip (issue 25). It stops growing once its own sends held in memory
- * behind the previous transaction's reach {@link #MAX_HELD_BYTES_TO_GROW} ({@link #due(long, long,
- * TransactionPipeline)}).
- * The one copy of this rule, used by {@link CrossClusterProcessor} and the Spring listener
- * pipelines.
+ * poll loop rather than the round trip (issue 25). It stops growing once the sends it holds in
+ * memory behind the previous transaction's reach {@link #MAX_HELD_BYTES_TO_GROW}
+ * ({@link #due(long, long, TransactionPipeline)}). The one copy of this rule, used by
+ * {@link CrossClusterProcessor} and the Spring listener pipelines.
  * <p>
  * Immutable and thread-safe.
  *
