@@ -101,10 +101,15 @@ class CrossClusterProcessorTests {
 	}
 
 	private void produceSource(int count) {
+		produceSource(count, (i) -> "v" + i);
+	}
+
+	/** Produces records keyed k0, k1, ... to the source topic, with the values {@code value} gives. */
+	private void produceSource(int count, java.util.function.IntFunction<String> value) {
 		Map<String, Object> config = clientConfig("east");
 		try (KafkaProducer<String, String> producer = new KafkaProducer<>(config, STRING, STRING)) {
 			for (int i = 0; i < count; i++) {
-				producer.send(new ProducerRecord<>(this.topic, "k" + i, "v" + i));
+				producer.send(new ProducerRecord<>(this.topic, "k" + i, value.apply(i)));
 			}
 		}
 	}
@@ -576,26 +581,13 @@ class CrossClusterProcessorTests {
 		int maxRecords = 10;
 		int maxPoll = 10;
 		int total = 300;
-		Map<String, Object> config = clientConfig("east");
 		String value = "v".repeat(valueBytes);
-		try (KafkaProducer<String, String> producer = new KafkaProducer<>(config, STRING, STRING)) {
-			for (int i = 0; i < total; i++) {
-				producer.send(new ProducerRecord<>(this.topic, "k" + i, value));
-			}
-		}
+		produceSource(total, (i) -> value);
 		Map<String, Object> west = clientConfig("west");
 		west.put(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG, AcknowledgementGate.class.getName());
-		CrossClusterTransactionManager manager = CrossClusterTransactionManager.builder()
-			.slots(4)
-			.cluster("east", clientConfig("east"))
-			.cluster("west", west)
-			.idPrefix("pipeline")
-			.instanceId(this.topic)
-			.decisionLog(new InMemoryDecisionLog())
-			.commitTimeout(Duration.ofSeconds(60))
-			.build();
-		manager.start();
-		this.closeables.add(manager);
+		// west again, with the gate: the builder keeps a cluster's last configuration
+		CrossClusterTransactionManager manager = manager(
+				(builder) -> builder.cluster("west", west).commitTimeout(Duration.ofSeconds(60)));
 		List<Integer> sizes = new CopyOnWriteArrayList<>();
 		KafkaConsumer<String, String> consumer = consumer(manager, maxPoll);
 		CrossClusterProcessor<String, String> processor = sizedProcessor(manager, consumer, maxRecords, 100, sizes);
@@ -614,7 +606,7 @@ class CrossClusterProcessorTests {
 		int bound = (int) (TransactionSizing.MAX_HELD_BYTES_TO_GROW / heldPerRecord) + 1 + maxPoll;
 		assertThat(sizes.stream().mapToInt(Integer::intValue).max().orElseThrow()).isGreaterThan(maxRecords + maxPoll)
 			.isLessThanOrEqualTo(bound);
-		assertThat(ReadCommitted.values(kafka.cluster("west").bootstrapServers(), this.topic)).hasSize(total);
+		assertThat(ReadCommitted.settledValues(kafka.cluster("west").bootstrapServers(), this.topic)).hasSize(total);
 	}
 
 	/** A processor of depth 4 copying to west, whose committed transactions' sizes go to {@code sizes}. */

@@ -107,9 +107,7 @@ public final class ReadCommitted {
 	 * @since 0.1.0
 	 */
 	public static List<String> settledValues(String bootstrapServers, String topic) {
-		Map<String, Object> client = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-		awaitNoOpenTransaction(client, topic, DEFAULT_TIMEOUT);
-		return utf8(records(client, topic, DEFAULT_TIMEOUT));
+		return utf8(settledRecords(bootstrapServers, topic));
 	}
 
 	/**
